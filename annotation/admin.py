@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from annotation.models import (
+    Answer,
+    Assignment,
+    Estimate,
+    EstimateRevision,
+    Instruction,
+    Job,
+    LanguageModel,
+    ReferenceEstimate,
+    Triple,
+    TripleAggregate,
+)
+
+
+@admin.register(Instruction)
+class InstructionAdmin(admin.ModelAdmin):
+    list_display = ["id", "external_id", "task", "style", "complexity"]
+    list_filter = ["complexity", "style"]
+    search_fields = ["external_id"]
+    raw_id_fields = ["task"]
+    show_full_result_count = False
+
+
+@admin.register(LanguageModel)
+class LanguageModelAdmin(admin.ModelAdmin):
+    list_display = ["name", "version", "provider"]
+
+
+@admin.register(Answer)
+class AnswerAdmin(admin.ModelAdmin):
+    list_display = ["id", "external_id", "instruction", "model"]
+    list_filter = ["model"]
+    search_fields = ["external_id"]
+    raw_id_fields = ["instruction"]
+    show_full_result_count = False
+
+
+@admin.register(Triple)
+class TripleAdmin(admin.ModelAdmin):
+    list_display = ["id", "answer", "criterion", "group", "panel", "required_overlap"]
+    list_filter = ["group", "panel"]
+    raw_id_fields = ["answer", "criterion", "rubric"]
+    show_full_result_count = False
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["id", "expert", "answer", "panel", "kind", "status", "reserved_until"]
+    list_filter = ["status", "kind", "panel"]
+    raw_id_fields = ["expert", "answer"]
+    show_full_result_count = False
+
+
+class RevisionInline(admin.TabularInline):
+    model = EstimateRevision
+    extra = 0
+    readonly_fields = ["revision", "score", "is_na", "rationale", "changed_by", "changed_at"]
+
+
+@admin.register(Estimate)
+class EstimateAdmin(admin.ModelAdmin):
+    list_display = ["id", "triple", "expert", "slot", "status", "score", "is_na"]
+    list_filter = ["status"]
+    raw_id_fields = ["triple", "assignment", "expert", "rubric"]
+    inlines = [RevisionInline]
+    show_full_result_count = False
+
+
+@admin.register(ReferenceEstimate)
+class ReferenceEstimateAdmin(admin.ModelAdmin):
+    list_display = ["answer", "criterion", "score", "is_na"]
+    raw_id_fields = ["answer", "criterion"]
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = ["id", "kind", "status", "progress_done", "progress_total", "created_at"]
+    list_filter = ["kind", "status"]
+
+
+@admin.register(TripleAggregate)
+class TripleAggregateAdmin(admin.ModelAdmin):
+    list_display = ["triple", "n_estimates", "mean", "mode", "confidence", "excluded_reason"]
+    raw_id_fields = ["triple", "job"]
+    show_full_result_count = False

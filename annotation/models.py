@@ -1,0 +1,319 @@
+"""Material under evaluation, the work routed to experts, their estimates and long jobs."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from panels.models import Expert, Panel
+from taxonomy.models import Complexity, Criterion, CriterionGroup, FunctionalStyle, Rubric, Task
+
+
+class Instruction(models.Model):
+    external_id = models.CharField(max_length=128, unique=True, null=True, blank=True)
+    text = models.TextField()
+    reference_answer = models.TextField(blank=True)
+    task = models.ForeignKey(
+        Task,
+        on_delete=models.PROTECT,
+        related_name="instructions",
+        limit_choices_to={"is_leaf": True},
+    )
+    style = models.ForeignKey(
+        FunctionalStyle,
+        on_delete=models.PROTECT,
+        related_name="instructions",
+        null=True,
+        blank=True,
+    )
+    complexity = models.CharField(max_length=8, choices=Complexity.choices, blank=True)
+    ethics_flag = models.BooleanField(default=False)
+    author = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("instruction")
+
+    def __str__(self) -> str:
+        return self.external_id or f"instruction {self.pk}"
+
+
+class LanguageModel(models.Model):
+    """The model that wrote an answer. Hidden from experts: scoring is blind."""
+
+    name = models.CharField(max_length=200)
+    version = models.CharField(max_length=100, blank=True, default="")
+    provider = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        verbose_name = _("model")
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="language_model_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}".strip()
+
+
+class Answer(models.Model):
+    external_id = models.CharField(max_length=128, unique=True, null=True, blank=True)
+    instruction = models.ForeignKey(Instruction, on_delete=models.CASCADE, related_name="answers")
+    model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="answers")
+    text = models.TextField()
+    generation_meta = models.JSONField(default=dict, blank=True)
+    # Text fingerprint: re-importing the same answer under no id finds it instead of duplicating.
+    text_hash = models.CharField(max_length=64, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("answer")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instruction", "model", "text_hash"], name="answer_natural_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or f"answer {self.pk}"
+
+
+class Triple(models.Model):
+    """(instruction, answer, criterion): the unit that gets estimates, routed to one panel."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="triples")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="triples")
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="triples")
+    group = models.CharField(max_length=16, choices=CriterionGroup.choices)
+    # Critical triples may be scored by experts of any panel working on the answer (POLLUX puts
+    # the critical gates in front of every expert); others only by this panel.
+    panel = models.ForeignKey(Panel, on_delete=models.PROTECT, related_name="triples")
+    required_overlap = models.PositiveSmallIntegerField()
+    position = models.PositiveSmallIntegerField(default=0)
+    # Reopened for rescoring by a supervisor (the note says why).
+    reopened_note = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "criterion"], name="triple_unique"),
+            models.CheckConstraint(
+                condition=Q(required_overlap__gte=1) & Q(required_overlap__lte=10),
+                name="triple_overlap_range",
+            ),
+        ]
+        indexes = [models.Index(fields=["panel", "answer"])]
+
+    def __str__(self) -> str:
+        return f"{self.answer_id}/{self.criterion_id}"
+
+
+class AssignmentKind(models.TextChoices):
+    WORK = "work", _("work")
+    CONTROL = "control", _("control item")
+    EXAM = "exam", _("exam")
+
+
+class AssignmentStatus(models.TextChoices):
+    ASSIGNED = "assigned", _("assigned")
+    IN_PROGRESS = "in_progress", _("in progress")
+    SUBMITTED = "submitted", _("submitted")
+    RELEASED = "released", _("released")
+
+
+class Assignment(models.Model):
+    """One expert's work on one whole answer for one panel: all its estimates together."""
+
+    expert = models.ForeignKey(Expert, on_delete=models.CASCADE, related_name="assignments")
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="assignments")
+    panel = models.ForeignKey(Panel, on_delete=models.PROTECT, related_name="assignments")
+    kind = models.CharField(
+        max_length=8, choices=AssignmentKind.choices, default=AssignmentKind.WORK
+    )
+    status = models.CharField(
+        max_length=12, choices=AssignmentStatus.choices, default=AssignmentStatus.ASSIGNED
+    )
+    reserved_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    time_spent_ms = models.PositiveBigIntegerField(default=0)
+    # Set when the expert marked a critical violation: the rest was skipped, as in POLLUX.
+    critical_stop = models.BooleanField(default=False)
+    locked = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["expert", "answer", "panel", "kind"], name="assignment_unique"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["expert", "status"]),
+            models.Index(fields=["status", "reserved_until"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk}"
+
+
+class EstimateStatus(models.TextChoices):
+    PENDING = "pending", _("pending")
+    DRAFT = "draft", _("draft")
+    SUBMITTED = "submitted", _("submitted")
+    SKIPPED = "skipped", _("skipped after a critical violation")
+
+
+class Estimate(models.Model):
+    """An expert's score of one triple: a reserved slot until submitted.
+
+    Overlap is enforced by the database: one estimate per (triple, expert), and at most
+    `required_overlap` slots per triple (slot numbers are unique per triple and the builder
+    never hands out a slot above the triple's overlap).
+    """
+
+    triple = models.ForeignKey(Triple, on_delete=models.CASCADE, related_name="estimates")
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="estimates")
+    expert = models.ForeignKey(Expert, on_delete=models.PROTECT, related_name="estimates")
+    slot = models.PositiveSmallIntegerField()
+    status = models.CharField(
+        max_length=10, choices=EstimateStatus.choices, default=EstimateStatus.PENDING
+    )
+    score = models.SmallIntegerField(null=True, blank=True)
+    is_na = models.BooleanField(default=False)
+    rationale = models.TextField(blank=True)
+    # The rubric version the score was given under.
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, null=True, blank=True)
+    time_spent_ms = models.PositiveBigIntegerField(default=0)
+    revision = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["triple", "expert"], name="estimate_triple_expert"),
+            models.UniqueConstraint(fields=["triple", "slot"], name="estimate_triple_slot"),
+            models.CheckConstraint(
+                condition=Q(slot__gte=1) & Q(slot__lte=10), name="estimate_slot_range"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="submitted") | Q(is_na=True) | Q(score__isnull=False),
+                name="estimate_submitted_has_score",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "triple"])]
+
+    def __str__(self) -> str:
+        return f"estimate {self.pk}"
+
+
+class EstimateRevision(models.Model):
+    """History of a submitted estimate: every change after the first submission is kept."""
+
+    estimate = models.ForeignKey(Estimate, on_delete=models.CASCADE, related_name="revisions")
+    revision = models.PositiveIntegerField()
+    score = models.SmallIntegerField(null=True, blank=True)
+    is_na = models.BooleanField(default=False)
+    rationale = models.TextField(blank=True)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["estimate", "revision"], name="estimate_revision_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.estimate_id} r{self.revision}"
+
+
+class ReferenceEstimate(models.Model):
+    """A reference score with a comment: used by exams and by control (gold) items."""
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="references")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT)
+    score = models.SmallIntegerField(null=True, blank=True)
+    is_na = models.BooleanField(default=False)
+    comment = models.TextField(blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "criterion"], name="reference_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"reference {self.answer_id}/{self.criterion_id}"
+
+
+class JobKind(models.TextChoices):
+    IMPORT = "import", _("import")
+    ASSIGNMENTS = "assignments", _("build assignments")
+    AGGREGATE = "aggregate", _("aggregation")
+    EXPORT = "export", _("export")
+    JUDGE = "judge", _("judge run")
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", _("queued")
+    RUNNING = "running", _("running")
+    DONE = "done", _("done")
+    FAILED = "failed", _("failed")
+    CANCELLED = "cancelled", _("cancelled")
+
+
+class Job(models.Model):
+    """A long Celery job with progress, visible in the UI; tasks receive its id."""
+
+    kind = models.CharField(max_length=16, choices=JobKind.choices)
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    params = models.JSONField(default=dict, blank=True)
+    progress_done = models.PositiveBigIntegerField(default=0)
+    progress_total = models.PositiveBigIntegerField(default=0)
+    message = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    # Relative to PRIVATE_STORAGE_ROOT; set only once the file is complete.
+    file_path = models.CharField(max_length=500, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk}"
+
+    @property
+    def percent(self) -> int:
+        if not self.progress_total:
+            return 100 if self.status == JobStatus.DONE else 0
+        return min(100, int(100 * self.progress_done / self.progress_total))
+
+
+class TripleAggregate(models.Model):
+    """Aggregated expert verdict of one triple, recomputed by the aggregation job."""
+
+    triple = models.OneToOneField(Triple, on_delete=models.CASCADE, related_name="aggregate")
+    n_estimates = models.PositiveSmallIntegerField()
+    mean = models.FloatField(null=True)
+    mode = models.SmallIntegerField(null=True)
+    confidence = models.FloatField(null=True)
+    all_na = models.BooleanField(default=False)
+    # Why the triple is out of the dataset ("" when it is in).
+    excluded_reason = models.CharField(max_length=32, blank=True)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"aggregate of {self.triple_id}"

@@ -1,0 +1,65 @@
+"""Object-level permissions (django-rules): one place that says who may do what.
+
+Roles: an *expert* (has an Expert profile), a *supervisor* (supervises given panels), an *admin*
+(is_staff). Views ask `user.has_perm("annotation.score_assignment", assignment)` and the like.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rules
+
+
+@rules.predicate
+def is_admin(user: Any) -> bool:
+    return bool(user.is_authenticated and (user.is_staff or user.is_superuser))
+
+
+@rules.predicate
+def is_expert(user: Any) -> bool:
+    return bool(user.is_authenticated and hasattr(user, "expert"))
+
+
+@rules.predicate
+def is_supervisor(user: Any) -> bool:
+    return bool(user.is_authenticated and user.supervised_panels.exists())
+
+
+@rules.predicate
+def supervises_panel(user: Any, panel: Any) -> bool:
+    if panel is None or not user.is_authenticated:
+        return False
+    return bool(panel.supervisors.filter(pk=user.pk).exists())
+
+
+@rules.predicate
+def supervises_expert(user: Any, expert: Any) -> bool:
+    if expert is None or not user.is_authenticated:
+        return False
+    return bool(expert.panels.filter(supervisors=user).exists())
+
+
+@rules.predicate
+def owns_assignment(user: Any, assignment: Any) -> bool:
+    if assignment is None or not user.is_authenticated or not hasattr(user, "expert"):
+        return False
+    return bool(assignment.expert_id == user.expert.pk)
+
+
+@rules.predicate
+def supervises_assignment(user: Any, assignment: Any) -> bool:
+    if assignment is None or not user.is_authenticated:
+        return False
+    return bool(assignment.panel.supervisors.filter(pk=user.pk).exists())
+
+
+rules.add_perm("panels.view_console", is_admin | is_supervisor)
+rules.add_perm("panels.manage_panel", is_admin | supervises_panel)
+rules.add_perm("panels.manage_expert", is_admin | supervises_expert)
+rules.add_perm("annotation.score_assignment", owns_assignment)
+rules.add_perm("annotation.view_assignment", owns_assignment | is_admin | supervises_assignment)
+rules.add_perm("annotation.reassign_assignment", is_admin | supervises_assignment)
+rules.add_perm("annotation.import_material", is_admin)
+rules.add_perm("annotation.export_dataset", is_admin)
+rules.add_perm("annotation.view_queue", is_expert)

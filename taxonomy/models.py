@@ -1,0 +1,233 @@
+"""The POLLUX task taxonomy and criteria catalogue, with versioned rubrics."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+
+
+class BilingualMixin:
+    """Picks the Russian or English text for the active language."""
+
+    def _pick(self, field: str) -> str:
+        lang = (get_language() or "ru")[:2]
+        ru = getattr(self, f"{field}_ru", "")
+        en = getattr(self, f"{field}_en", "")
+        if lang == "en":
+            return en or ru
+        return ru or en
+
+    @property
+    def name(self) -> str:
+        return self._pick("name")
+
+    @property
+    def desc(self) -> str:
+        return self._pick("desc")
+
+
+class FunctionalStyle(BilingualMixin, models.Model):
+    """The instruction's functional style (POLLUX "domain"): scientific, official, literary..."""
+
+    key = models.SlugField(max_length=64, unique=True)
+    name_en = models.CharField(max_length=128, unique=True)
+    name_ru = models.CharField(max_length=128)
+
+    class Meta:
+        ordering = ["name_en"]
+        verbose_name = _("functional style")
+
+    def __str__(self) -> str:
+        return self.name_en
+
+
+class TaskGroup(BilingualMixin, models.Model):
+    name_en = models.CharField(max_length=200, unique=True)
+    name_ru = models.CharField(max_length=200)
+    desc_en = models.TextField(blank=True)
+    desc_ru = models.TextField(blank=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position"]
+        verbose_name = _("task group")
+
+    def __str__(self) -> str:
+        return self.name_en
+
+
+class Complexity(models.TextChoices):
+    EASY = "easy", _("easy")
+    MEDIUM = "medium", _("medium")
+    HARD = "hard", _("hard")
+
+
+class Task(BilingualMixin, models.Model):
+    """A node of the task tree: a task (level 0) or a subtask (levels 1 and 2).
+
+    Only leaves carry criteria, complexity definitions and the functional style.
+    """
+
+    group = models.ForeignKey(TaskGroup, on_delete=models.PROTECT, related_name="tasks")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
+    level = models.PositiveSmallIntegerField(default=0)
+    # "Group / Task / Subtask" in English: the stable natural key of the node.
+    path = models.CharField(max_length=600, unique=True)
+    name_en = models.CharField(max_length=200)
+    name_ru = models.CharField(max_length=200)
+    desc_en = models.TextField(blank=True)
+    desc_ru = models.TextField(blank=True)
+    is_leaf = models.BooleanField(default=False)
+    style = models.ForeignKey(
+        FunctionalStyle, null=True, blank=True, on_delete=models.PROTECT, related_name="tasks"
+    )
+    has_gold = models.BooleanField(default=False)
+    # {"easy": {"en": ..., "ru": ...}, ...}: what makes an instruction of that level.
+    complexity = models.JSONField(default=dict, blank=True)
+    position = models.PositiveIntegerField(default=0)
+    criteria: models.ManyToManyField[Criterion, TaskCriterion] = models.ManyToManyField(
+        "Criterion", through="TaskCriterion", related_name="tasks", blank=True
+    )
+
+    class Meta:
+        ordering = ["position"]
+        verbose_name = _("task")
+
+    def __str__(self) -> str:
+        return self.path
+
+    @property
+    def root(self) -> Task:
+        node = self
+        while node.parent_id is not None:
+            node = node.parent  # type: ignore[assignment]
+        return node
+
+    def lineage(self) -> list[Task]:
+        """[task, subtask1, subtask2] from the top task down to this node."""
+        nodes: list[Task] = []
+        node: Task | None = self
+        while node is not None:
+            nodes.append(node)
+            node = node.parent
+        return list(reversed(nodes))
+
+
+class CriterionGroup(models.TextChoices):
+    CRITICAL = "critical", _("Critical")
+    GENERAL = "general", _("General")
+    SUBJECTIVE = "subjective", _("Subjective")
+    DOMAIN = "domain", _("Domain-specific")
+    TASK = "task", _("Task-specific")
+
+
+# Order in which criterion groups are shown and scored: critical gates first (POLLUX protocol).
+GROUP_ORDER = [
+    CriterionGroup.CRITICAL,
+    CriterionGroup.GENERAL,
+    CriterionGroup.DOMAIN,
+    CriterionGroup.TASK,
+    CriterionGroup.SUBJECTIVE,
+]
+
+CATALOGUE_GROUPS = {
+    "Critical": CriterionGroup.CRITICAL,
+    "Fine-grained": CriterionGroup.GENERAL,
+    "General": CriterionGroup.GENERAL,
+    "Subjective": CriterionGroup.SUBJECTIVE,
+    "Domain-specific": CriterionGroup.DOMAIN,
+    "Task-specific": CriterionGroup.TASK,
+}
+
+
+class Criterion(BilingualMixin, models.Model):
+    key = models.CharField(max_length=100, unique=True)
+    # The id without the "__N" variant suffix: variants share a name but bind elsewhere.
+    base_key = models.CharField(max_length=100, db_index=True)
+    name_en = models.TextField()
+    name_ru = models.TextField()
+    desc_en = models.TextField(blank=True)
+    desc_ru = models.TextField(blank=True)
+    group = models.CharField(max_length=16, choices=CriterionGroup.choices)
+    style = models.ForeignKey(
+        FunctionalStyle, null=True, blank=True, on_delete=models.PROTECT, related_name="criteria"
+    )
+    task_name = models.CharField(max_length=200, blank=True)
+    subtask1_name = models.CharField(max_length=200, blank=True)
+    allows_na = models.BooleanField(default=False)
+    rubric = models.ForeignKey(
+        "Rubric", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    # Overrides the group's overlap for this criterion (POLLUX lets a criterion need more votes).
+    overlap_override = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["key"]
+        verbose_name = _("criterion")
+        verbose_name_plural = _("criteria")
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def is_critical(self) -> bool:
+        return self.group == CriterionGroup.CRITICAL
+
+
+class Rubric(models.Model):
+    """One version of a criterion's scale. Estimates point at the version they were given under."""
+
+    criterion = models.ForeignKey(Criterion, on_delete=models.CASCADE, related_name="rubrics")
+    version = models.PositiveIntegerField()
+    # [{"value": 0, "en": "...", "ru": "..."}, ...] in scale order.
+    levels = models.JSONField()
+    content_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["criterion", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["criterion", "version"], name="rubric_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.criterion_id} v{self.version}"
+
+    @property
+    def values(self) -> list[int]:
+        return [int(level["value"]) for level in self.levels]
+
+    @property
+    def max_value(self) -> int:
+        return max(self.values)
+
+    def level_text(self, value: int) -> str:
+        lang = (get_language() or "ru")[:2]
+        for level in self.levels:
+            if int(level["value"]) == value:
+                return str(level.get(lang) or level.get("ru") or level.get("en") or "")
+        return ""
+
+    def prompt_text(self) -> str:
+        """The rubric as the POLLUX judge prompt writes it: one level per paragraph, in Russian."""
+        return "\n\n".join(
+            f"{level['value']}: {level.get('ru') or level.get('en')}" for level in self.levels
+        )
+
+
+class TaskCriterion(models.Model):
+    task = models.ForeignKey(Task, on_delete=models.CASCADE)
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT)
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["task", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "criterion"], name="task_criterion_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_id}:{self.criterion_id}"

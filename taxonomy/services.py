@@ -1,0 +1,256 @@
+"""Loading the POLLUX catalogue and assembling an instruction's criteria set."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from django.db import transaction
+from django.utils.text import slugify
+
+from taxonomy.models import (
+    CATALOGUE_GROUPS,
+    GROUP_ORDER,
+    Criterion,
+    CriterionGroup,
+    FunctionalStyle,
+    Rubric,
+    Task,
+    TaskCriterion,
+    TaskGroup,
+)
+
+CATALOGUE_DIR = Path(__file__).resolve().parent / "data"
+PATH_SEP = " / "
+
+
+@dataclass
+class LoadReport:
+    created: dict[str, int] = field(default_factory=dict)
+    updated: dict[str, int] = field(default_factory=dict)
+    rubric_versions: int = 0
+
+    def bump(self, kind: str, model: str) -> None:
+        target = self.created if kind == "created" else self.updated
+        target[model] = target.get(model, 0) + 1
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.updated or self.rubric_versions)
+
+
+def _upsert(model: Any, lookup: dict[str, Any], values: dict[str, Any], report: LoadReport) -> Any:
+    """Create or update one row, writing only when something differs (so a reload is a no-op)."""
+    obj = model.objects.filter(**lookup).first()
+    if obj is None:
+        obj = model.objects.create(**lookup, **values)
+        report.bump("created", model.__name__)
+        return obj
+    changed = [name for name, value in values.items() if getattr(obj, name) != value]
+    if changed:
+        for name in changed:
+            setattr(obj, name, values[name])
+        obj.save(update_fields=changed)
+        report.bump("updated", model.__name__)
+    return obj
+
+
+def rubric_levels(scale: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """Turn the catalogue's {en: {level: text}, ru: {...}} into ordered levels.
+
+    The Russian side is authoritative: some entries have empty or differently keyed English scales.
+    """
+    ru = scale.get("ru") or {}
+    en = scale.get("en") or {}
+    keys = sorted(ru or en, key=int)
+    return [{"value": int(k), "ru": ru.get(k, ""), "en": en.get(k, "")} for k in keys]
+
+
+def _levels_hash(levels: list[dict[str, Any]]) -> str:
+    return hashlib.sha256(
+        json.dumps(levels, ensure_ascii=False, sort_keys=True).encode()
+    ).hexdigest()
+
+
+def _style(name: dict[str, str], report: LoadReport) -> FunctionalStyle:
+    return _upsert(
+        FunctionalStyle,
+        {"name_en": name["en"]},
+        {"key": slugify(name["en"]), "name_ru": name["ru"]},
+        report,
+    )
+
+
+@transaction.atomic
+def load_pollux(directory: Path = CATALOGUE_DIR) -> LoadReport:
+    """Load criteria.json and tasks.json idempotently; a changed rubric gets a new version."""
+    criteria_data: dict[str, Any] = json.loads((directory / "criteria.json").read_text("utf-8"))
+    tasks_data: dict[str, Any] = json.loads((directory / "tasks.json").read_text("utf-8"))
+    report = LoadReport()
+
+    styles: dict[str, FunctionalStyle] = {}
+    for entry in criteria_data.values():
+        styles.setdefault(entry["domain"]["en"], _style(entry["domain"], report))
+
+    criteria: dict[str, Criterion] = {}
+    for key, entry in criteria_data.items():
+        group = CATALOGUE_GROUPS[entry["crit_group"]["en"]]
+        values = {
+            "base_key": key.split("__")[0],
+            "name_en": entry["name"]["en"] or "",
+            "name_ru": entry["name"]["ru"] or "",
+            "desc_en": entry["desc"]["en"] or "",
+            "desc_ru": entry["desc"]["ru"] or "",
+            "group": group,
+            "style": styles[entry["domain"]["en"]] if group == CriterionGroup.DOMAIN else None,
+            "task_name": entry.get("task") or "",
+            "subtask1_name": entry.get("subtask1") or "",
+        }
+        existed = Criterion.objects.filter(key=key).exists()
+        criterion = _upsert(Criterion, {"key": key}, values, report)
+        if not existed:
+            # NA is a per-criterion decision editable by admins; the catalogue has no such field.
+            # A domain or task criterion may simply not apply to an instruction, so allow NA there.
+            criterion.allows_na = group in (CriterionGroup.DOMAIN, CriterionGroup.TASK)
+            criterion.save(update_fields=["allows_na"])
+        levels = rubric_levels(entry["scale"])
+        digest = _levels_hash(levels)
+        current = criterion.rubric
+        if current is None or current.content_hash != digest:
+            version = (current.version + 1) if current else 1
+            rubric = Rubric.objects.create(
+                criterion=criterion, version=version, levels=levels, content_hash=digest
+            )
+            criterion.rubric = rubric
+            criterion.save(update_fields=["rubric"])
+            report.rubric_versions += 1
+        criteria[key] = criterion
+
+    position = 0
+    for group_pos, (group_key, group_entry) in enumerate(tasks_data.items()):
+        group = _upsert(
+            TaskGroup,
+            {"name_en": group_entry["name"]["en"] or group_key},
+            {
+                "name_ru": group_entry["name"]["ru"],
+                "desc_en": group_entry["desc"]["en"] or "",
+                "desc_ru": group_entry["desc"]["ru"] or "",
+                "position": group_pos,
+            },
+            report,
+        )
+        for task_key, task_entry in group_entry["tasks"].items():
+            position = _load_task_tree(
+                group, task_key, task_entry, None, 0, position, styles, criteria, report
+            )
+    return report
+
+
+def _load_task_tree(
+    group: TaskGroup,
+    key: str,
+    entry: dict[str, Any],
+    parent: Task | None,
+    level: int,
+    position: int,
+    styles: dict[str, FunctionalStyle],
+    criteria: dict[str, Criterion],
+    report: LoadReport,
+) -> int:
+    path = (parent.path if parent else group.name_en) + PATH_SEP + key
+    is_leaf = "criteria" in entry
+    style = None
+    if is_leaf and entry.get("domain"):
+        name = entry["domain"]["en"]
+        style = styles.get(name) or styles.setdefault(name, _style(entry["domain"], report))
+    task = _upsert(
+        Task,
+        {"path": path},
+        {
+            "group": group,
+            "parent": parent,
+            "level": level,
+            "name_en": entry["name"]["en"] or key,
+            "name_ru": entry["name"]["ru"] or "",
+            "desc_en": entry["desc"]["en"] or "",
+            "desc_ru": entry["desc"]["ru"] or "",
+            "is_leaf": is_leaf,
+            "style": style,
+            "has_gold": bool(entry.get("has_gold", False)),
+            "complexity": entry.get("complexity") or {},
+            "position": position,
+        },
+        report,
+    )
+    position += 1
+    if is_leaf:
+        wanted = {key_: pos for pos, key_ in enumerate(entry["criteria"])}
+        existing = {
+            tc.criterion.key: tc for tc in task.taskcriterion_set.select_related("criterion")
+        }
+        for ckey, tc in existing.items():
+            if ckey not in wanted:
+                tc.delete()
+                report.bump("updated", "TaskCriterion")
+        for ckey, pos in wanted.items():
+            tc = existing.get(ckey)
+            if tc is None:
+                TaskCriterion.objects.create(task=task, criterion=criteria[ckey], position=pos)
+                report.bump("created", "TaskCriterion")
+            elif tc.position != pos:
+                tc.position = pos
+                tc.save(update_fields=["position"])
+                report.bump("updated", "TaskCriterion")
+        return position
+    children = entry.get("subtasks_l1" if level == 0 else "subtasks_l2") or {}
+    for child_key, child in children.items():
+        position = _load_task_tree(
+            group, child_key, child, task, level + 1, position, styles, criteria, report
+        )
+    return position
+
+
+class HasTaskAndStyle(Protocol):
+    task_id: int
+    style_id: int | None
+
+
+def criteria_for(instruction: HasTaskAndStyle) -> list[Criterion]:
+    """The criteria set of an instruction, critical gates first.
+
+    The catalogue leaf's own list is the authority for which General, Subjective and Task-specific
+    criteria apply (POLLUX deliberately drops General and Subjective ones for STEM and code).
+    Critical criteria are always included: they are the gate every answer passes. The
+    Domain-specific criteria follow the instruction's functional style: the leaf's own list when
+    the style is the leaf's, otherwise every domain criterion bound to the instruction's style
+    (a general-purpose task written in, say, official style is judged by official-style rules).
+    """
+    leaf = Task.objects.select_related("style").get(pk=instruction.task_id)
+    listed = list(
+        Criterion.objects.filter(taskcriterion__task=leaf)
+        .select_related("rubric", "style")
+        .order_by("taskcriterion__position")
+    )
+    style_id = instruction.style_id or leaf.style_id
+    chosen = [c for c in listed if c.group != CriterionGroup.DOMAIN]
+    if style_id == leaf.style_id:
+        chosen += [c for c in listed if c.group == CriterionGroup.DOMAIN]
+    else:
+        chosen += list(
+            Criterion.objects.filter(group=CriterionGroup.DOMAIN, style_id=style_id)
+            .select_related("rubric", "style")
+            .order_by("key")
+        )
+    present = {c.key for c in chosen}
+    chosen += list(
+        Criterion.objects.filter(group=CriterionGroup.CRITICAL)
+        .exclude(key__in=present)
+        .select_related("rubric", "style")
+        .order_by("key")
+    )
+    order = {group: i for i, group in enumerate(GROUP_ORDER)}
+    # Stable sort: within a group the catalogue's order is kept.
+    return sorted(chosen, key=lambda c: order[CriterionGroup(c.group)])

@@ -1,0 +1,108 @@
+"""Shared personas and material (in the spirit of healthchecks' hc/test.py).
+
+Personas: an expert in panel A (science), an expert in panel B (literature), a supervisor of each
+panel, an admin, and the anonymous visitor. Panel A and B are real POLLUX panels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+
+from annotation.models import Answer, Instruction, LanguageModel
+from panels.defaults import ensure_default_panels
+from panels.models import Expert, Membership, Panel
+from taxonomy.models import Criterion, FunctionalStyle, Task
+from taxonomy.services import load_pollux
+
+PASSWORD = "correct-horse-battery"
+
+
+@pytest.fixture
+def catalogue(db: Any) -> None:
+    """The real POLLUX catalogue and panels (loaded once per database; a no-op afterwards)."""
+    if not Criterion.objects.exists():
+        load_pollux()
+    ensure_default_panels()
+
+
+def make_user(username: str, **extra: Any) -> User:
+    user = get_user_model().objects.create_user(username=username, password=PASSWORD, **extra)
+    return user
+
+
+def make_expert(username: str, *panels: Panel, qualified: bool = True) -> Expert:
+    expert = Expert.objects.create(user=make_user(username), profession="linguist")
+    for panel in panels:
+        Membership.objects.create(expert=expert, panel=panel, qualified=qualified)
+    return expert
+
+
+@dataclass
+class Personas:
+    panel_a: Panel
+    panel_b: Panel
+    expert_a: Expert
+    expert_b: Expert
+    supervisor_a: User
+    supervisor_b: User
+    admin: User
+
+
+@pytest.fixture
+def personas(catalogue: None) -> Personas:
+    panel_a = Panel.objects.get(key="science")
+    panel_b = Panel.objects.get(key="literature")
+    supervisor_a = make_user("sup_a")
+    supervisor_b = make_user("sup_b")
+    panel_a.supervisors.add(supervisor_a)
+    panel_b.supervisors.add(supervisor_b)
+    return Personas(
+        panel_a=panel_a,
+        panel_b=panel_b,
+        expert_a=make_expert("expert_a", panel_a),
+        expert_b=make_expert("expert_b", panel_b),
+        supervisor_a=supervisor_a,
+        supervisor_b=supervisor_b,
+        admin=make_user("admin", is_staff=True, is_superuser=True),
+    )
+
+
+def leaf(path_suffix: str) -> Task:
+    """A catalogue leaf by the end of its English path, e.g. 'Extract / Scientific text'."""
+    return Task.objects.get(is_leaf=True, path__endswith=path_suffix)
+
+
+@pytest.fixture
+def make_answer(catalogue: None) -> Callable[..., Answer]:
+    counter = {"n": 0}
+
+    def _make(
+        task: str = "Original Text Generation / Scientific text / Abstract",
+        style: str | None = None,
+        text: str = "Ответ модели: краткое изложение статьи о фотосинтезе.",
+        model: str = "GigaChat",
+        reference: str = "",
+    ) -> Answer:
+        counter["n"] += 1
+        node = leaf(task) if " / " in task else Task.objects.get(is_leaf=True, name_en=task)
+        style_obj = FunctionalStyle.objects.get(key=style) if style else node.style
+        instruction = Instruction.objects.create(
+            external_id=f"i-{counter['n']}-{task[:20]}",
+            text=f"Напишите аннотацию научной статьи №{counter['n']}.",
+            reference_answer=reference,
+            task=node,
+            style=style_obj,
+            complexity="medium",
+        )
+        lm, _ = LanguageModel.objects.get_or_create(name=model, version="1")
+        return Answer.objects.create(
+            instruction=instruction, model=lm, text=text, text_hash=f"h{counter['n']}"
+        )
+
+    return _make
