@@ -17,5 +17,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("annotation.urls")),
+    path("", include("annotation.import_urls")),
+    path("", include("annotation.dataset_urls")),
     path("", include("panels.urls")),
 ]
