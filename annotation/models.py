@@ -142,6 +142,10 @@ class Assignment(models.Model):
     # Set when the expert marked a critical violation: the rest was skipped, as in POLLUX.
     critical_stop = models.BooleanField(default=False)
     locked = models.BooleanField(default=False)
+    # Drafts of a reservation that expired while the expert was typing: kept, shown on return.
+    drafts_backup = models.JSONField(default=dict, blank=True)
+    # Client-generated id of the last accepted submission: a retried request is recognised.
+    submission_key = models.CharField(max_length=64, blank=True)
 
     class Meta:
         constraints = [

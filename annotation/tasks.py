@@ -1,3 +1,31 @@
 """Celery tasks of the annotation app. Tasks take ids, services check state (safe to retry)."""
 
 from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+
+from annotation.assignments import assignments_build, assignments_release_expired
+from annotation.jobs import job_claim, job_finish, job_progress
+
+
+@shared_task(bind=True, max_retries=3, acks_late=True)
+def build_assignments(self: Any, job_id: int) -> None:
+    """Build triples and assignments; the builder is idempotent, so a retry only fills gaps."""
+    job = job_claim(job_id)
+    if job is None:
+        return
+    try:
+        report = assignments_build(
+            answer_ids=job.params.get("answer_ids"), progress=job_progress(job_id)
+        )
+    except Exception as exc:
+        job_finish(job_id, error=str(exc))
+        raise
+    job_finish(job_id, result=report)
+
+
+@shared_task
+def release_expired_assignments() -> int:
+    return assignments_release_expired()

@@ -1,10 +1,159 @@
+"""Expert pages: the queue and the scoring page (server-rendered, htmx for drafts)."""
+
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation import selectors, services
+from annotation.forms import items_from_post, parse_score, time_total
+from annotation.markdown import pygments_css
+from annotation.models import Assignment, AssignmentStatus
+from panels.models import Expert
+
+
+def _expert_or_403(request: HttpRequest) -> Expert:
+    expert = getattr(request.user, "expert", None)
+    if expert is None:
+        raise PermissionDenied
+    return expert
+
+
+def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
+    """The requesting expert's assignment, or 404: another expert's work does not exist for them."""
+    expert = _expert_or_403(request)
+    try:
+        return Assignment.objects.select_related(
+            "answer__instruction__task", "answer__instruction__style", "panel"
+        ).get(pk=pk, expert=expert)
+    except Assignment.DoesNotExist as exc:
+        raise Http404 from exc
 
 
 @login_required
+@require_GET
 def queue(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/queue.html", {})
+    expert = _expert_or_403(request)
+    status = request.GET.get("status") or None
+    page = Paginator(selectors.queue_page(expert, status), 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "annotation/queue.html",
+        {
+            "counts": selectors.queue_counts(expert),
+            "page": page,
+            "status": status,
+            "statuses": AssignmentStatus.choices,
+            "paused": expert.is_paused,
+        },
+    )
+
+
+@login_required
+@require_GET
+def queue_next(request: HttpRequest) -> HttpResponse:
+    expert = _expert_or_403(request)
+    after = request.GET.get("after")
+    nxt = selectors.next_assignment(expert, int(after) if after and after.isdigit() else None)
+    if nxt is None:
+        messages.info(request, _("No more answers in your queue. Thank you!"))
+        return redirect("queue")
+    return redirect("assignment", pk=nxt.pk)
+
+
+def _render_assignment(
+    request: HttpRequest,
+    assignment: Assignment,
+    *,
+    posted: dict[int, object] | None = None,
+    errors: dict[int, list[str]] | None = None,
+    form_errors: list[str] | None = None,
+    closed_reason: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    instruction = assignment.answer.instruction
+    context = {
+        "assignment": assignment,
+        "instruction": instruction,
+        "answer_text": assignment.answer.text,
+        "rows": selectors.scoring_rows(assignment, posted, errors),
+        "form_errors": form_errors or [],
+        "closed_reason": closed_reason,
+        "editable": assignment.status != AssignmentStatus.RELEASED and not assignment.locked,
+        "pygments_css": pygments_css(),
+        "next_url": reverse("queue_next") + f"?after={assignment.pk}",
+    }
+    return render(request, "annotation/assignment.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _own_assignment(request, pk)
+    if request.method == "GET":
+        closed = services.closed_reason(assignment)
+        if not closed:
+            assignment = services.assignment_open(assignment=assignment)
+        return _render_assignment(request, assignment, closed_reason=closed)
+
+    triple_ids = list(assignment.estimates.values_list("triple_id", flat=True))
+    items = items_from_post(request.POST, triple_ids)
+    posted = {item.triple_id: item for item in items}
+    try:
+        result = services.assignment_submit(
+            assignment=assignment,
+            items=items,
+            user=request.user,
+            submission_key=request.POST.get("submission_key", ""),
+            time_spent_ms=time_total(request.POST),
+        )
+    except services.ScoringClosed as exc:
+        assignment.refresh_from_db()
+        return _render_assignment(
+            request, assignment, posted=posted, closed_reason=str(exc), status=409
+        )
+    if not result.ok:
+        return _render_assignment(
+            request,
+            assignment,
+            posted=posted,
+            errors=result.errors,
+            form_errors=result.form_errors,
+            status=422,
+        )
+    if result.critical_stop:
+        messages.info(request, _("Critical violation recorded: the other criteria were skipped."))
+    else:
+        messages.success(request, _("Scores saved."))
+    if request.POST.get("then") == "stay":
+        return redirect("assignment", pk=assignment.pk)
+    return redirect(reverse("queue_next") + f"?after={assignment.pk}")
+
+
+@login_required
+@require_POST
+def assignment_draft(request: HttpRequest, pk: int) -> HttpResponse:
+    """htmx autosave of one criterion while the expert types."""
+    assignment = _own_assignment(request, pk)
+    try:
+        triple_id = int(request.POST.get("triple", ""))
+    except ValueError as exc:
+        raise Http404 from exc
+    if not assignment.estimates.filter(triple_id=triple_id).exists():
+        raise Http404
+    score, is_na, malformed = parse_score(request.POST.get(f"score_{triple_id}"))
+    if malformed:
+        return HttpResponse(_("Not saved: unknown score."), status=422)
+    item = items_from_post(request.POST, [triple_id])[0]
+    try:
+        services.estimate_save_draft(assignment=assignment, item=item)
+    except services.ScoringClosed as exc:
+        return HttpResponse(str(exc), status=409)
+    return HttpResponse(_("Draft saved"))

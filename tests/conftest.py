@@ -23,6 +23,15 @@ from taxonomy.services import load_pollux
 PASSWORD = "correct-horse-battery"
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
+    """Load the catalogue once per test database, so each test does not pay for it."""
+    with django_db_blocker.unblock():
+        if not Criterion.objects.exists():
+            load_pollux()
+        ensure_default_panels()
+
+
 @pytest.fixture
 def catalogue(db: Any) -> None:
     """The real POLLUX catalogue and panels (loaded once per database; a no-op afterwards)."""
@@ -83,7 +92,7 @@ def make_answer(catalogue: None) -> Callable[..., Answer]:
     counter = {"n": 0}
 
     def _make(
-        task: str = "Original Text Generation / Scientific text / Abstract",
+        task: str = "Original Text Generation / Scientific text / Academic text",
         style: str | None = None,
         text: str = "Ответ модели: краткое изложение статьи о фотосинтезе.",
         model: str = "GigaChat",

@@ -1,0 +1,284 @@
+"""Writes of the scoring flow: opening an assignment, drafts, submission (idempotent)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Estimate,
+    EstimateRevision,
+    EstimateStatus,
+)
+from annotation.rationale import default_script, rationale_errors
+from taxonomy.models import CriterionGroup
+
+
+class ScoringClosed(Exception):
+    """The assignment can no longer be changed (released, locked); the message says why."""
+
+
+@dataclass
+class ScoreInput:
+    triple_id: int
+    score: int | None = None
+    is_na: bool = False
+    rationale: str = ""
+    time_spent_ms: int = 0
+
+
+@dataclass
+class SubmitResult:
+    ok: bool
+    errors: dict[int, list[str]] = field(default_factory=dict)
+    form_errors: list[str] = field(default_factory=list)
+    already_submitted: bool = False
+    critical_stop: bool = False
+
+
+def _extend_reservation(assignment: Assignment) -> None:
+    hours = settings.POLLUX["ASSIGNMENT_RESERVATION_HOURS"]
+    assignment.reserved_until = timezone.now() + timedelta(hours=hours)
+
+
+def closed_reason(assignment: Assignment) -> str:
+    """Why the assignment cannot be changed any more ("" while it is open)."""
+    if assignment.status == AssignmentStatus.RELEASED:
+        return _(
+            "Your reservation of this answer expired and it went back to the pool. "
+            "Your text is kept below; copy it if you need it."
+        )
+    if assignment.locked:
+        return _("The supervisor has locked this batch: scores can no longer change.")
+    return ""
+
+
+def _ensure_open(assignment: Assignment) -> None:
+    reason = closed_reason(assignment)
+    if reason:
+        raise ScoringClosed(reason)
+
+
+@transaction.atomic
+def assignment_open(*, assignment: Assignment) -> Assignment:
+    """Mark an assignment as started and extend its reservation (the expert is active)."""
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.status == AssignmentStatus.ASSIGNED:
+        assignment.status = AssignmentStatus.IN_PROGRESS
+        assignment.started_at = timezone.now()
+        _extend_reservation(assignment)
+        assignment.save(update_fields=["status", "started_at", "reserved_until"])
+    return assignment
+
+
+@transaction.atomic
+def estimate_save_draft(*, assignment: Assignment, item: ScoreInput) -> Estimate:
+    """Store what the expert typed so far: nothing is lost on reload, crash or timeout."""
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    _ensure_open(assignment)
+    estimate = assignment.estimates.select_for_update().get(triple_id=item.triple_id)
+    if estimate.status in (EstimateStatus.PENDING, EstimateStatus.DRAFT):
+        estimate.status = EstimateStatus.DRAFT
+    estimate.score = item.score
+    estimate.is_na = item.is_na
+    estimate.rationale = item.rationale[:20000]
+    estimate.time_spent_ms = max(estimate.time_spent_ms, item.time_spent_ms)
+    if estimate.status == EstimateStatus.SUBMITTED:
+        # A submitted score is only changed by a new submission (which keeps history); a draft
+        # of an edit is remembered separately.
+        backup = dict(assignment.drafts_backup or {})
+        backup[str(item.triple_id)] = {
+            "score": item.score,
+            "is_na": item.is_na,
+            "rationale": item.rationale[:20000],
+        }
+        assignment.drafts_backup = backup
+        _extend_reservation(assignment)
+        assignment.save(update_fields=["drafts_backup", "reserved_until"])
+        return Estimate.objects.get(pk=estimate.pk)
+    estimate.save(update_fields=["status", "score", "is_na", "rationale", "time_spent_ms"])
+    if assignment.status == AssignmentStatus.ASSIGNED:
+        assignment.status = AssignmentStatus.IN_PROGRESS
+        assignment.started_at = timezone.now()
+    _extend_reservation(assignment)
+    assignment.save(update_fields=["status", "started_at", "reserved_until"])
+    return estimate
+
+
+def _is_violation(estimate: Estimate, item: ScoreInput) -> bool:
+    """A critical criterion scored at the top of its binary scale (1 = reject) stops the rest."""
+    rubric = estimate.triple.rubric
+    return (
+        estimate.triple.group == CriterionGroup.CRITICAL
+        and not item.is_na
+        and item.score is not None
+        and item.score == rubric.max_value
+    )
+
+
+def _validate(estimate: Estimate, item: ScoreInput | None, script: str | None) -> list[str]:
+    if item is None or (item.score is None and not item.is_na):
+        return [_("Choose a score.")]
+    criterion = estimate.triple.criterion
+    rubric = estimate.triple.rubric
+    if item.is_na:
+        if not criterion.allows_na:
+            return [_("This criterion cannot be marked as not applicable.")]
+    elif item.score not in rubric.values:
+        return [
+            _("The score must be one of %(values)s.")
+            % {"values": ", ".join(map(str, rubric.values))}
+        ]
+    return rationale_errors(
+        item.rationale,
+        score=item.score,
+        is_na=item.is_na,
+        top_score=rubric.max_value,
+        script=script,
+    )
+
+
+def _same(estimate: Estimate, item: ScoreInput | None, skipped: bool) -> bool:
+    if skipped:
+        return estimate.status == EstimateStatus.SKIPPED
+    return (
+        item is not None
+        and estimate.status == EstimateStatus.SUBMITTED
+        and estimate.is_na == item.is_na
+        and (None if item.is_na else item.score) == estimate.score
+        and estimate.rationale == item.rationale.strip()
+    )
+
+
+@transaction.atomic
+def assignment_submit(
+    *,
+    assignment: Assignment,
+    items: list[ScoreInput],
+    user: Any = None,
+    submission_key: str = "",
+    time_spent_ms: int = 0,
+) -> SubmitResult:
+    """Submit every score of an answer at once, or none of them.
+
+    Idempotent: the row lock serialises double clicks and two tabs; a resubmission of the same
+    content (or with the same submission key) changes nothing. A changed resubmission before the
+    batch is locked edits the scores and keeps the previous values as revisions.
+    """
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    _ensure_open(assignment)
+    if submission_key and assignment.submission_key == submission_key:
+        return SubmitResult(ok=True, already_submitted=True, critical_stop=assignment.critical_stop)
+    estimates = list(
+        assignment.estimates.select_for_update()
+        .select_related("triple__rubric", "triple__criterion")
+        .order_by("triple__position")
+    )
+    by_triple = {item.triple_id: item for item in items}
+    unknown = set(by_triple) - {e.triple_id for e in estimates}
+    if unknown:
+        return SubmitResult(
+            ok=False, form_errors=[_("Scores for criteria outside this assignment were sent.")]
+        )
+    script = default_script()
+    critical_stop = any(
+        _is_violation(e, by_triple[e.triple_id])
+        for e in estimates
+        if e.triple.group == CriterionGroup.CRITICAL and e.triple_id in by_triple
+    )
+    errors: dict[int, list[str]] = {}
+    for estimate in estimates:
+        item = by_triple.get(estimate.triple_id)
+        if critical_stop and estimate.triple.group != CriterionGroup.CRITICAL:
+            continue
+        problems = _validate(estimate, item, script)
+        if problems:
+            errors[estimate.triple_id] = problems
+    if errors:
+        return SubmitResult(ok=False, errors=errors, critical_stop=critical_stop)
+
+    was_submitted = assignment.status == AssignmentStatus.SUBMITTED
+    if was_submitted and all(
+        _same(
+            e,
+            by_triple.get(e.triple_id),
+            critical_stop and e.triple.group != CriterionGroup.CRITICAL,
+        )
+        for e in estimates
+    ):
+        return SubmitResult(ok=True, already_submitted=True, critical_stop=critical_stop)
+
+    now = timezone.now()
+    revisions: list[EstimateRevision] = []
+    for estimate in estimates:
+        item = by_triple.get(estimate.triple_id)
+        skipped = critical_stop and estimate.triple.group != CriterionGroup.CRITICAL
+        if _same(estimate, item, skipped):
+            continue
+        if estimate.status in (EstimateStatus.SUBMITTED, EstimateStatus.SKIPPED):
+            revisions.append(
+                EstimateRevision(
+                    estimate=estimate,
+                    revision=estimate.revision,
+                    score=estimate.score,
+                    is_na=estimate.is_na,
+                    rationale=estimate.rationale,
+                    changed_by=user if getattr(user, "is_authenticated", False) else None,
+                )
+            )
+            estimate.revision += 1
+        if skipped:
+            estimate.status = EstimateStatus.SKIPPED
+            estimate.score = None
+            estimate.is_na = False
+            # A draft typed before the gate was hit is kept as the rationale of the skip.
+            estimate.rationale = (item.rationale.strip() if item else "") or estimate.rationale
+        else:
+            assert item is not None
+            estimate.status = EstimateStatus.SUBMITTED
+            estimate.is_na = item.is_na
+            estimate.score = None if item.is_na else item.score
+            estimate.rationale = item.rationale.strip()
+        if item is not None:
+            estimate.time_spent_ms = max(estimate.time_spent_ms, item.time_spent_ms)
+        estimate.rubric_id = estimate.triple.rubric_id
+        estimate.submitted_at = now
+    EstimateRevision.objects.bulk_create(revisions)
+    Estimate.objects.bulk_update(
+        estimates,
+        [
+            "status",
+            "score",
+            "is_na",
+            "rationale",
+            "time_spent_ms",
+            "rubric",
+            "submitted_at",
+            "revision",
+        ],
+    )
+    assignment.status = AssignmentStatus.SUBMITTED
+    assignment.submitted_at = now
+    assignment.critical_stop = critical_stop
+    assignment.time_spent_ms = max(assignment.time_spent_ms, time_spent_ms)
+    assignment.submission_key = submission_key[:64]
+    assignment.drafts_backup = {}
+    assignment.save(
+        update_fields=[
+            "status",
+            "submitted_at",
+            "critical_stop",
+            "time_spent_ms",
+            "submission_key",
+            "drafts_backup",
+        ]
+    )
+    return SubmitResult(ok=True, critical_stop=critical_stop)

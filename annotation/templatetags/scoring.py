@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+
+from annotation.markdown import render_markdown
+
+register = template.Library()
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    # render_markdown escapes raw HTML and sanitises the result with nh3 (ammonia).
+    return mark_safe(render_markdown(text))  # noqa: S308
+
+
+@register.filter
+def level_text(rubric: object, value: int) -> str:
+    return str(rubric.level_text(value))  # type: ignore[attr-defined]

@@ -1,0 +1,148 @@
+// Scoring page: keyboard control, draft autosave, rationale checks mirrored from the server
+// (annotation/rationale.py is the authority; this only gives quick feedback).
+(function () {
+  "use strict";
+  const form = document.getElementById("scoring-form");
+  if (!form) return;
+  const readonly = form.dataset.readonly === "1";
+  const blocks = Array.from(form.querySelectorAll("fieldset.criterion"));
+  const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  const keyInput = form.querySelector("input[name=submission_key]");
+  keyInput.value = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + Math.random();
+  const started = Date.now();
+  let active = 0;
+  let activeSince = Date.now();
+  const WORD = /[\p{L}]+(?:[-'’][\p{L}]+)*|\d+/gu;
+  const CYRILLIC = /[\u0400-\u04FF]/;
+  const T = document.documentElement.lang === "en"
+    ? { choose: "Choose a score.", words: "Write at least 2 words (one word is enough only for the top score).",
+        na: "Explain why the criterion does not apply.", required: "A rationale is required for every score.",
+        cyr: "Write the rationale in Russian (Cyrillic letters).", saved: "Draft saved", failed: "Not saved" }
+    : { choose: "Выберите оценку.", words: "Напишите не меньше 2 слов (одного слова достаточно только для высшей оценки).",
+        na: "Объясните, почему критерий неприменим.", required: "Обоснование обязательно для каждой оценки.",
+        cyr: "Пишите обоснование по-русски (кириллицей).", saved: "Черновик сохранён", failed: "Не сохранено" };
+
+  function chosen(block) {
+    const r = block.querySelector("input[type=radio]:checked");
+    return r ? r.value : "";
+  }
+  function textarea(block) { return block.querySelector("textarea"); }
+  function accrueTime() {
+    const now = Date.now();
+    const b = blocks[active];
+    if (b) {
+      const t = b.querySelector("input[name^=time_]");
+      t.value = String((parseInt(t.value, 10) || 0) + (now - activeSince));
+    }
+    activeSince = now;
+  }
+  function activate(i, focusText) {
+    if (!blocks.length) return;
+    i = Math.max(0, Math.min(blocks.length - 1, i));
+    accrueTime();
+    blocks.forEach((b, j) => b.classList.toggle("active", j === i));
+    active = i;
+    const b = blocks[i];
+    b.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    if (focusText) textarea(b).focus(); else b.focus({ preventScroll: true });
+  }
+  function criticalStop() {
+    return blocks.some((b) => b.dataset.group === "critical" && chosen(b) !== "" && chosen(b) !== "na" &&
+      parseInt(chosen(b), 10) === parseInt(b.dataset.criticalMax, 10));
+  }
+  function markSkipped() {
+    const stop = criticalStop();
+    blocks.forEach((b) => { if (b.dataset.group !== "critical") b.classList.toggle("skipped", stop); });
+  }
+  function check(block) {
+    const value = chosen(block);
+    const text = textarea(block).value.trim();
+    const errs = [];
+    if (value === "") return [T.choose];
+    const isNa = value === "na";
+    if (!text) return [isNa ? T.na : T.required];
+    const words = (text.match(WORD) || []).length;
+    const top = !isNa && parseInt(value, 10) === parseInt(block.dataset.top, 10);
+    if (words < 2 && !(top && words >= 1)) errs.push(T.words);
+    if (form.dataset.script === "cyrillic" && !CYRILLIC.test(text)) errs.push(T.cyr);
+    return errs;
+  }
+  function showErrors(block, errs) {
+    const box = block.querySelector(".field-error");
+    box.textContent = "";
+    errs.forEach((e) => { const d = document.createElement("div"); d.textContent = e; box.appendChild(d); });
+  }
+  const timers = new Map();
+  function saveDraft(block) {
+    if (readonly) return;
+    clearTimeout(timers.get(block));
+    timers.set(block, setTimeout(() => {
+      accrueTime();
+      const id = block.dataset.triple;
+      const body = new URLSearchParams();
+      body.set("triple", id);
+      body.set("score_" + id, chosen(block));
+      body.set("rationale_" + id, textarea(block).value);
+      body.set("time_" + id, block.querySelector("input[name^=time_]").value);
+      const state = block.querySelector(".saved-state");
+      fetch(form.dataset.draftUrl, { method: "POST", body, headers: { "X-CSRFToken": csrf }, credentials: "same-origin" })
+        .then((r) => r.text().then((t) => { state.textContent = r.ok ? T.saved : (T.failed + ": " + t); }))
+        .catch(() => { state.textContent = T.failed; });
+    }, 600));
+  }
+
+  blocks.forEach((block, i) => {
+    block.addEventListener("focusin", () => { if (active !== i) activate(i, false); });
+    block.addEventListener("click", () => { if (active !== i) activate(i, false); });
+    block.querySelectorAll("input[type=radio]").forEach((r) => r.addEventListener("change", () => {
+      block.querySelectorAll(".scores label").forEach((l) => l.classList.toggle("chosen", l.contains(r)));
+      markSkipped();
+      saveDraft(block);
+    }));
+    textarea(block).addEventListener("input", () => saveDraft(block));
+    textarea(block).addEventListener("blur", () => { if (textarea(block).value.trim()) showErrors(block, check(block)); });
+  });
+
+  function pick(value) {
+    const block = blocks[active];
+    const radio = block && Array.from(block.querySelectorAll("input[type=radio]")).find((r) => r.value === value);
+    if (!radio || radio.disabled) return false;
+    radio.checked = true;
+    radio.dispatchEvent(new Event("change", { bubbles: true }));
+    textarea(block).focus();
+    return true;
+  }
+
+  document.addEventListener("keydown", (e) => {
+    const typing = e.target.closest && e.target.closest("textarea, input[type=text]");
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); form.requestSubmit(document.getElementById("submit-scores")); return; }
+    if (e.altKey && (e.key === "ArrowDown" || e.key === "ArrowUp")) { e.preventDefault(); activate(active + (e.key === "ArrowDown" ? 1 : -1), true); return; }
+    if (e.key === "Escape" && typing) { e.target.blur(); blocks[active].focus(); return; }
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (/^[0-9]$/.test(e.key)) { if (pick(e.key)) e.preventDefault(); return; }
+    const k = e.key.toLowerCase();
+    if (k === "n" || k === "т") { if (pick("na")) e.preventDefault(); return; }
+    if (k === "j" || k === "о") { e.preventDefault(); activate(active + 1, false); return; }
+    if (k === "k" || k === "л") { e.preventDefault(); activate(active - 1, false); return; }
+    if (e.key === "Enter") { e.preventDefault(); textarea(blocks[active]).focus(); }
+  });
+
+  let sending = false;
+  form.addEventListener("submit", (e) => {
+    if (sending) { e.preventDefault(); return; }
+    accrueTime();
+    form.querySelector("input[name=time_total]").value = String(Date.now() - started);
+    const stop = criticalStop();
+    let first = -1;
+    blocks.forEach((b, i) => {
+      const skip = stop && b.dataset.group !== "critical";
+      const errs = skip ? [] : check(b);
+      showErrors(b, errs);
+      if (errs.length && first < 0) first = i;
+    });
+    if (first >= 0) { e.preventDefault(); activate(first, true); return; }
+    sending = true;  // one request per click; the server is idempotent anyway
+  });
+  markSkipped();
+  activate(0, false);
+})();
