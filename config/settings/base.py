@@ -94,7 +94,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Collected files only in production; elsewhere WhiteNoise serves straight from the finders.
+STATIC_ROOT = env("STATIC_ROOT", default=None)
+WHITENOISE_USE_FINDERS = True
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(env("MEDIA_ROOT", default=str(BASE_DIR / "var" / "media")))
 MEDIA_URL = "media/"

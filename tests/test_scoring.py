@@ -1,0 +1,313 @@
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from annotation.assignments import assignments_build
+from annotation.models import (
+    Answer,
+    Assignment,
+    AssignmentStatus,
+    Estimate,
+    EstimateRevision,
+    LanguageModel,
+)
+from annotation.rationale import rationale_errors
+from annotation.services import ScoreInput, ScoringClosed, assignment_submit, estimate_save_draft
+from panels.models import Panel
+from tests.conftest import Personas, make_expert
+
+pytestmark = pytest.mark.django_db
+
+GOOD = "Ответ полностью соответствует критерию, ошибок нет."
+
+
+@pytest.mark.parametrize(
+    ("text", "score", "is_na", "ok"),
+    [
+        ("", 1, False, False),  # required
+        ("   ", 2, False, False),
+        ("Плохо", 0, False, False),  # one word: only for the top score
+        ("Отлично", 2, False, True),  # one word is enough for the top score
+        ("Хорошо", 1, False, False),
+        ("Есть ошибки", 1, False, True),
+        ("Some English words", 1, False, False),  # Russian required by default
+        ("Ответ OK, mostly fine", 1, False, True),  # Cyrillic present
+        ("", None, True, False),  # NA needs a rationale
+        ("Неприменимо", None, True, False),  # one word is not enough for NA
+        ("Критерий неприменим здесь", None, True, True),
+    ],
+)
+def test_rationale_rules(text: str, score: int | None, is_na: bool, ok: bool) -> None:
+    errors = rationale_errors(text, score=score, is_na=is_na, top_score=2, script="cyrillic")
+    assert (errors == []) is ok, errors
+
+
+def test_the_language_check_can_be_switched_off() -> None:
+    assert rationale_errors("Fine words", score=1, is_na=False, top_score=2, script=None) == []
+
+
+def _setup(make_answer: Callable[..., Answer], **kwargs: Any) -> tuple[Assignment, Assignment]:
+    science = Panel.objects.get(key="science")
+    make_expert("sci1", science)
+    make_expert("sci2", science)
+    answer = make_answer(**kwargs)
+    assignments_build(answer_ids=[answer.pk])
+    a, b = Assignment.objects.filter(panel=science, answer=answer).order_by("pk")
+    return a, b
+
+
+def _good_items(assignment: Assignment, **overrides: tuple[int | None, bool, str]) -> list[ScoreInput]:
+    items = []
+    for e in assignment.estimates.select_related("triple__rubric", "triple__criterion"):
+        score = 0 if e.triple.group == "critical" else e.triple.rubric.max_value
+        items.append(ScoreInput(triple_id=e.triple_id, score=score, rationale=GOOD))
+    return items
+
+
+def test_a_full_submission_stores_every_score(make_answer: Callable[..., Answer]) -> None:
+    a, _b = _setup(make_answer)
+    result = assignment_submit(assignment=a, items=_good_items(a))
+    assert result.ok, result.errors
+    a.refresh_from_db()
+    assert a.status == AssignmentStatus.SUBMITTED
+    assert a.estimates.exclude(status="submitted").count() == 0
+    assert all(e.rubric_id == e.triple.rubric_id for e in a.estimates.select_related("triple"))
+
+
+def test_it_rejects_a_missing_rationale_and_writes_nothing(
+    make_answer: Callable[..., Answer],
+) -> None:
+    a, _b = _setup(make_answer)
+    items = _good_items(a)
+    items[3].rationale = ""
+    result = assignment_submit(assignment=a, items=items)
+    assert not result.ok
+    assert list(result.errors) == [items[3].triple_id]
+    assert a.estimates.filter(status="submitted").count() == 0
+
+
+def test_it_rejects_a_score_outside_the_scale(make_answer: Callable[..., Answer]) -> None:
+    a, _b = _setup(make_answer)
+    items = _good_items(a)
+    items[4].score = 7
+    result = assignment_submit(assignment=a, items=items)
+    assert not result.ok and items[4].triple_id in result.errors
+
+
+def test_na_only_where_the_criterion_allows_it(make_answer: Callable[..., Answer]) -> None:
+    a, _b = _setup(make_answer)
+    items = _good_items(a)
+    estimates = {e.triple_id: e for e in a.estimates.select_related("triple__criterion")}
+    critical = next(i for i in items if estimates[i.triple_id].triple.group == "critical")
+    domain = next(i for i in items if estimates[i.triple_id].triple.criterion.allows_na)
+    critical.is_na, critical.score = True, None
+    domain.is_na, domain.score, domain.rationale = True, None, "Критерий здесь неприменим"
+    result = assignment_submit(assignment=a, items=items)
+    assert list(result.errors) == [critical.triple_id]
+    critical.is_na, critical.score = False, 0
+    assert assignment_submit(assignment=a, items=items).ok
+    stored = Estimate.objects.get(assignment=a, triple_id=domain.triple_id)
+    assert stored.is_na and stored.score is None
+
+
+def test_a_critical_violation_skips_the_remaining_criteria(
+    make_answer: Callable[..., Answer],
+) -> None:
+    a, _b = _setup(make_answer)
+    estimates = list(a.estimates.select_related("triple"))
+    gate = next(e for e in estimates if e.triple.criterion.key == "narushenie_formata")
+    items = [
+        ScoreInput(triple_id=gate.triple_id, score=1, rationale="Ответ зациклен и нечитаем."),
+    ] + [
+        ScoreInput(triple_id=e.triple_id, score=0, rationale="Цензор не сработал вовсе.")
+        for e in estimates
+        if e.triple.group == "critical" and e.pk != gate.pk
+    ]
+    result = assignment_submit(assignment=a, items=items)
+    assert result.ok and result.critical_stop, result.errors
+    a.refresh_from_db()
+    assert a.critical_stop
+    skipped = a.estimates.filter(status="skipped")
+    assert skipped.count() == len([e for e in estimates if e.triple.group != "critical"])
+    assert not skipped.filter(score__isnull=False).exists()
+    assert a.estimates.filter(status="submitted", triple__group="critical").count() == 2
+
+
+def test_submitting_twice_stores_once(make_answer: Callable[..., Answer]) -> None:
+    a, _b = _setup(make_answer)
+    items = _good_items(a)
+    first = assignment_submit(assignment=a, items=items, submission_key="k1")
+    second = assignment_submit(assignment=a, items=items, submission_key="k1")
+    third = assignment_submit(assignment=a, items=items, submission_key="other-tab")
+    assert first.ok and not first.already_submitted
+    assert second.already_submitted and third.already_submitted
+    assert not EstimateRevision.objects.exists()
+
+
+def test_editing_a_submitted_score_keeps_history_until_locked(
+    make_answer: Callable[..., Answer],
+) -> None:
+    a, _b = _setup(make_answer)
+    items = _good_items(a)
+    assert assignment_submit(assignment=a, items=items).ok
+    target = next(i for i in items if i.score == 2)
+    target.score, target.rationale = 1, "Есть небольшие недочёты в тексте."
+    assert assignment_submit(assignment=a, items=items).ok
+    estimate = Estimate.objects.get(assignment=a, triple_id=target.triple_id)
+    assert (estimate.score, estimate.revision) == (1, 1)
+    revision = EstimateRevision.objects.get(estimate=estimate)
+    assert (revision.score, revision.rationale) == (2, GOOD)
+
+    Assignment.objects.filter(pk=a.pk).update(locked=True)
+    target.score = 0
+    with pytest.raises(ScoringClosed):
+        assignment_submit(assignment=a, items=items)
+    estimate.refresh_from_db()
+    assert estimate.score == 1
+
+
+def test_drafts_survive_and_are_shown_again(
+    make_answer: Callable[..., Answer], client: Client
+) -> None:
+    a, _b = _setup(make_answer)
+    e = a.estimates.first()
+    assert e is not None
+    estimate_save_draft(
+        assignment=a, item=ScoreInput(triple_id=e.triple_id, score=1, rationale="Пишу черновик")
+    )
+    client.force_login(a.expert.user)
+    page = client.get(reverse("assignment", args=[a.pk]))
+    assert page.status_code == HTTPStatus.OK
+    assert "Пишу черновик" in page.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_same_expert_submitting_from_two_sessions_at_once_is_stored_once(
+    make_answer: Callable[..., Answer],
+) -> None:
+    assert connection.vendor == "postgresql"
+    a, _b = _setup(make_answer)
+    items = _good_items(a)
+    barrier = threading.Barrier(2)
+    results: list[Any] = []
+
+    def submit(key: str) -> None:
+        try:
+            barrier.wait()
+            results.append(assignment_submit(assignment=a, items=items, submission_key=key))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit, args=(k,)) for k in ("tab-1", "tab-2")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 2 and all(r.ok for r in results)
+    assert sorted(r.already_submitted for r in results) == [False, True]
+    assert not EstimateRevision.objects.exists()
+    assert a.estimates.filter(status="submitted").count() == len(items)
+
+
+# --- pages and API --------------------------------------------------------------------
+
+
+def test_an_expert_cannot_open_another_experts_assignment(
+    make_answer: Callable[..., Answer], client: Client
+) -> None:
+    a, b = _setup(make_answer)
+    client.force_login(a.expert.user)
+    assert client.get(reverse("assignment", args=[a.pk])).status_code == HTTPStatus.OK
+    assert client.get(reverse("assignment", args=[b.pk])).status_code == HTTPStatus.NOT_FOUND
+    forged = client.post(reverse("assignment", args=[b.pk]), {"score_1": "2"})
+    assert forged.status_code == HTTPStatus.NOT_FOUND
+    assert client.get(f"/api/assignments/{b.pk}/").status_code == HTTPStatus.NOT_FOUND
+
+
+def test_the_scoring_page_hides_the_model_and_other_experts(
+    make_answer: Callable[..., Answer], client: Client
+) -> None:
+    a, b = _setup(make_answer, model="SecretModel-XL")
+    assert assignment_submit(assignment=b, items=_good_items(b)).ok
+    client.force_login(a.expert.user)
+    html = client.get(reverse("assignment", args=[a.pk])).content.decode()
+    api = client.get(f"/api/assignments/{a.pk}/").content.decode()
+    for body in (html, api):
+        assert "SecretModel" not in body
+        assert GOOD not in body  # the other expert's rationale
+        assert b.expert.pseudonym not in body
+    assert LanguageModel.objects.filter(name="SecretModel-XL").exists()
+
+
+def test_the_form_shows_errors_and_keeps_what_was_typed(
+    make_answer: Callable[..., Answer], client: Client
+) -> None:
+    a, _b = _setup(make_answer)
+    client.force_login(a.expert.user)
+    data = {f"score_{i.triple_id}": str(i.score) for i in _good_items(a)}
+    data |= {f"rationale_{i.triple_id}": GOOD for i in _good_items(a)}
+    first = _good_items(a)[2]
+    data[f"score_{first.triple_id}"] = "1"
+    data[f"rationale_{first.triple_id}"] = "Кратко"
+    response = client.post(reverse("assignment", args=[a.pk]), data)
+    assert response.status_code == HTTPStatus.UNPROCESSABLE_ENTITY
+    body = response.content.decode()
+    assert "одного слова достаточно только для высшей оценки" in body or "one word" in body
+    assert "Кратко" in body
+    data[f"rationale_{first.triple_id}"] = "Есть небольшие недочёты"
+    ok = client.post(reverse("assignment", args=[a.pk]), data)
+    assert ok.status_code == HTTPStatus.FOUND
+    assert Estimate.objects.get(assignment=a, triple_id=first.triple_id).score == 1
+
+
+def test_the_api_scores_an_answer(make_answer: Callable[..., Answer], client: Client) -> None:
+    a, _b = _setup(make_answer)
+    client.force_login(a.expert.user)
+    listing = client.get("/api/assignments/").json()
+    assert [row["id"] for row in listing["results"]] == [a.pk]
+    detail = client.get(f"/api/assignments/{a.pk}/").json()
+    assert detail["criteria"][0]["group"] == "critical"
+    payload = {
+        "submission_key": "api-1",
+        "items": [
+            {"triple_id": i.triple_id, "score": i.score, "rationale": i.rationale}
+            for i in _good_items(a)
+        ],
+    }
+    response = client.post(
+        f"/api/assignments/{a.pk}/submit/", payload, content_type="application/json"
+    )
+    assert response.status_code == HTTPStatus.OK, response.content
+    again = client.post(
+        f"/api/assignments/{a.pk}/submit/", payload, content_type="application/json"
+    )
+    assert again.json()["already_submitted"] is True
+    bad = dict(payload, items=[dict(payload["items"][0], score=9)], submission_key="x")
+    assert (
+        client.post(
+            f"/api/assignments/{a.pk}/submit/", bad, content_type="application/json"
+        ).status_code
+        == HTTPStatus.UNPROCESSABLE_ENTITY
+    )
+
+
+def test_the_schema_documents_the_scoring_api(personas: Personas, client: Client) -> None:
+    client.force_login(personas.admin)
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").content.decode()
+    assert "/api/assignments/{id}/submit/" in schema
+
+
+def test_non_experts_have_no_queue(personas: Personas, client: Client) -> None:
+    client.force_login(personas.supervisor_a)
+    assert client.get(reverse("queue")).status_code == HTTPStatus.FORBIDDEN
+    assert client.get("/api/assignments/").status_code == HTTPStatus.FORBIDDEN
+    client.logout()
+    assert client.get(reverse("queue")).status_code == HTTPStatus.FOUND
