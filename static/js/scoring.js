@@ -116,7 +116,8 @@
   document.addEventListener("keydown", (e) => {
     const typing = e.target.closest && e.target.closest("textarea, input[type=text]");
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); form.requestSubmit(document.getElementById("submit-scores")); return; }
-    if (e.altKey && (e.key === "ArrowDown" || e.key === "ArrowUp")) { e.preventDefault(); activate(active + (e.key === "ArrowDown" ? 1 : -1), true); return; }
+    // Alt+arrows leave the text field, so the next digit picks a score.
+    if (e.altKey && (e.key === "ArrowDown" || e.key === "ArrowUp")) { e.preventDefault(); if (typing) e.target.blur(); activate(active + (e.key === "ArrowDown" ? 1 : -1), false); return; }
     if (e.key === "Escape" && typing) { e.target.blur(); blocks[active].focus(); return; }
     if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
     if (/^[0-9]$/.test(e.key)) { if (pick(e.key)) e.preventDefault(); return; }
