@@ -64,7 +64,9 @@ def _setup(make_answer: Callable[..., Answer], **kwargs: Any) -> tuple[Assignmen
     return a, b
 
 
-def _good_items(assignment: Assignment, **overrides: tuple[int | None, bool, str]) -> list[ScoreInput]:
+def _good_items(
+    assignment: Assignment, **overrides: tuple[int | None, bool, str]
+) -> list[ScoreInput]:
     items = []
     for e in assignment.estimates.select_related("triple__rubric", "triple__criterion"):
         score = 0 if e.triple.group == "critical" else e.triple.rubric.max_value

@@ -28,9 +28,7 @@ def test_an_expert_scores_a_whole_answer_with_the_keyboard(
     assignments_build(answer_ids=[answer.pk])
     mine = Assignment.objects.get(expert=alice, panel=science)
     theirs = Assignment.objects.get(expert=bob, panel=science)
-    criteria = list(
-        mine.estimates.select_related("triple__rubric").order_by("triple__position")
-    )
+    criteria = list(mine.estimates.select_related("triple__rubric").order_by("triple__position"))
 
     login(page, live_server.url, "alice", PASSWORD)
     page.goto(f"{live_server.url}/queue/")
