@@ -54,7 +54,7 @@ class AssignmentDetailOutput(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     status = serializers.CharField()
     task = serializers.CharField()
-    style = serializers.CharField(allow_null=True)
+    functional_style = serializers.CharField(allow_null=True)
     complexity = serializers.CharField(allow_blank=True)
     instruction = serializers.CharField()
     reference_answer = serializers.CharField(allow_blank=True)
@@ -80,7 +80,9 @@ class SubmitOutput(serializers.Serializer[Any]):
     ok = serializers.BooleanField()
     already_submitted = serializers.BooleanField()
     critical_stop = serializers.BooleanField()
-    errors = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+    errors = serializers.DictField(  # type: ignore[assignment]
+        child=serializers.ListField(child=serializers.CharField())
+    )
     form_errors = serializers.ListField(child=serializers.CharField())
 
 
@@ -114,7 +116,7 @@ def _detail(assignment: Assignment) -> dict[str, Any]:
         "id": assignment.pk,
         "status": assignment.status,
         "task": instruction.task.name,
-        "style": instruction.style.name if instruction.style else None,
+        "functional_style": instruction.style.name if instruction.style else None,
         "complexity": instruction.complexity,
         "instruction": instruction.text,
         "reference_answer": instruction.reference_answer,

@@ -191,14 +191,17 @@ def _fill_slots(answer_ids: list[int] | None, progress: Progress | None) -> dict
             # Least-loaded first; experts already on this answer for another panel go last so
             # an answer gets independent eyes, but may still be used when the panel is small.
             on_answer = experts_on_answer[answer_id]
-            candidates.sort(
-                key=lambda c, a=answer_id, p=panel_id, seen=on_answer: (
-                    (c[0], a, p) in released,  # who abandoned this answer goes last
-                    c[0] in seen,
-                    load[c[0]],
-                    c[0],
-                )
-            )
+
+            def rank(
+                c: tuple[int, list[str]],
+                a: int = answer_id,
+                p: int = panel_id,
+                seen: set[int] = on_answer,
+            ) -> tuple[bool, bool, int, int]:
+                # Who abandoned this answer goes last; then fresh eyes; then the least loaded.
+                return ((c[0], a, p) in released, c[0] in seen, load[c[0]], c[0])
+
+            candidates.sort(key=rank)
             for expert_id, groups in candidates:
                 if need <= 0:
                     break

@@ -46,7 +46,7 @@ class RoutingTable:
         for pk in parents:
             node = pk
             while parents.get(node) is not None:
-                node = parents[node]  # type: ignore[assignment]
+                node = parents[node]
             table.top_task[pk] = node
         return table
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,7 +75,7 @@ class CriterionRow:
 
 
 def scoring_rows(
-    assignment: Assignment, posted: dict[int, Any] | None = None, errors: Any = None
+    assignment: Assignment, posted: Mapping[int, Any] | None = None, errors: Any = None
 ) -> list[CriterionRow]:
     """Criteria of an assignment in scoring order (critical gates first) with current values.
 
@@ -85,7 +86,7 @@ def scoring_rows(
             "triple__position"
         )
     )
-    order = {g: i for i, g in enumerate(GROUP_ORDER)}
+    order: dict[str, int] = {str(g): i for i, g in enumerate(GROUP_ORDER)}
     estimates.sort(key=lambda e: (order.get(e.triple.group, 9), e.triple.position))
     backup = assignment.drafts_backup or {}
     rows = []

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -72,7 +75,7 @@ def _render_assignment(
     request: HttpRequest,
     assignment: Assignment,
     *,
-    posted: dict[int, object] | None = None,
+    posted: Mapping[int, Any] | None = None,
     errors: dict[int, list[str]] | None = None,
     form_errors: list[str] | None = None,
     closed_reason: str = "",
@@ -148,7 +151,7 @@ def assignment_draft(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404 from exc
     if not assignment.estimates.filter(triple_id=triple_id).exists():
         raise Http404
-    score, is_na, malformed = parse_score(request.POST.get(f"score_{triple_id}"))
+    _score, _is_na, malformed = parse_score(request.POST.get(f"score_{triple_id}"))
     if malformed:
         return HttpResponse(_("Not saved: unknown score."), status=422)
     item = items_from_post(request.POST, [triple_id])[0]

@@ -277,7 +277,7 @@ def test_the_api_scores_an_answer(make_answer: Callable[..., Answer], client: Cl
     assert [row["id"] for row in listing["results"]] == [a.pk]
     detail = client.get(f"/api/assignments/{a.pk}/").json()
     assert detail["criteria"][0]["group"] == "critical"
-    payload = {
+    payload: dict[str, Any] = {
         "submission_key": "api-1",
         "items": [
             {"triple_id": i.triple_id, "score": i.score, "rationale": i.rationale}
@@ -292,7 +292,7 @@ def test_the_api_scores_an_answer(make_answer: Callable[..., Answer], client: Cl
         f"/api/assignments/{a.pk}/submit/", payload, content_type="application/json"
     )
     assert again.json()["already_submitted"] is True
-    bad = dict(payload, items=[dict(payload["items"][0], score=9)], submission_key="x")
+    bad = {**payload, "items": [{**payload["items"][0], "score": 9}], "submission_key": "x"}
     assert (
         client.post(
             f"/api/assignments/{a.pk}/submit/", bad, content_type="application/json"
