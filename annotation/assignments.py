@@ -37,6 +37,8 @@ Progress = Callable[[int, int], None]
 # Serialises builders: two concurrent builds would otherwise race for the same free slots.
 BUILD_LOCK_ID = 0x504F4C4C  # "POLL"
 OPEN_STATUSES = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
+# Above this many rows, PostgreSQL gets COPY instead of INSERT (bench/assignments.py compares).
+COPY_THRESHOLD = 1000
 
 
 class _Key:
@@ -261,7 +263,7 @@ def _write_assignments(
         revived.update(status=AssignmentStatus.ASSIGNED, reserved_until=deadline)
         ids.update({(a.expert_id, a.answer_id, a.panel_id): a.pk for a in revived})
     fresh = [row for row in rows if row not in ids]
-    if connection.vendor == "postgresql" and len(fresh) > 1000:
+    if connection.vendor == "postgresql" and len(fresh) > COPY_THRESHOLD:
         table = Assignment._meta.db_table
         with connection.cursor() as cursor:
             cursor.execute(
@@ -297,7 +299,7 @@ def _write_assignments(
 def _write_estimates(rows: Sequence[tuple[int, int, int, int]]) -> None:
     if not rows:
         return
-    if connection.vendor == "postgresql" and len(rows) > 1000:
+    if connection.vendor == "postgresql" and len(rows) > COPY_THRESHOLD:
         table = Estimate._meta.db_table
         buffer = io.StringIO()
         now = timezone.now().isoformat()
