@@ -1,5 +1,10 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from annotation import import_views
+
+urlpatterns = [
+    path("import/", import_views.import_page, name="import_material"),
+    path("import/<int:pk>/", import_views.import_job, name="import_job"),
+]

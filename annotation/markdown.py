@@ -36,7 +36,9 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False, "highlight": _highlight}).enable("table")
 
 
+@lru_cache(maxsize=512)
 def render_markdown(text: str) -> str:
+    """Safe HTML of a text; cached per process, since every expert of an answer renders it."""
     html = _parser().render(text or "")
     return nh3.clean(
         html,
@@ -47,5 +49,6 @@ def render_markdown(text: str) -> str:
     )
 
 
+@lru_cache(maxsize=1)
 def pygments_css() -> str:
     return str(_FORMATTER.get_style_defs(".text pre"))

@@ -29,3 +29,6 @@ def build_assignments(self: Any, job_id: int) -> None:
 @shared_task
 def release_expired_assignments() -> int:
     return assignments_release_expired()
+
+# Tasks defined next to their services register here, where Celery's autodiscovery looks.
+from annotation.import_tasks import import_material_job  # noqa: E402, F401

@@ -102,7 +102,7 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
     assignment = _own_assignment(request, pk)
     if request.method == "GET":
         closed = services.closed_reason(assignment)
-        if not closed:
+        if not closed and assignment.status == AssignmentStatus.ASSIGNED:
             assignment = services.assignment_open(assignment=assignment)
         return _render_assignment(request, assignment, closed_reason=closed)
 

@@ -13,7 +13,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NAMES = ["assignments", "scoring-page", "aggregation", "export-parquet", "export-xlsx", "judge-gpu"]
+NAMES = [
+    "assignments",
+    "scoring-page",
+    "aggregation",
+    "export-parquet",
+    "export-xlsx",
+    "judge-gpu",
+    "import-material",
+]
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import *  # noqa: F403
-from .base import DATABASES, env
+from .base import DATABASES, REDIS_URL, env
 
 DEBUG = False
 DATABASES["default"] = env.db(
@@ -12,3 +12,9 @@ DATABASES["default"] = env.db(
 DATABASES["default"]["CONN_MAX_AGE"] = 60
 ALLOWED_HOSTS = ["*"]
 AXES_ENABLED = False
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env("CACHE_URL", default=REDIS_URL.rsplit("/", 1)[0] + "/8"),
+    }
+}

@@ -16,3 +16,5 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PRIVATE_STORAGE_ROOT = BASE_DIR / "var" / "test-private"
 AXES_ENABLED = env.bool("AXES_ENABLED", default=False)
+# Per-process cache: tests flush the database between cases, a shared cache would outlive it.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

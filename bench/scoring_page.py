@@ -1,0 +1,289 @@
+"""Opening the next answer and submitting its scores, under 200 simulated experts.
+
+Setup (in the bench database, at POLLUX scale so queries meet full-size tables): 200 bench
+experts get fresh answers of their own (copies of real instructions, routed and built by the
+production builder). gunicorn serves config.wsgi on 127.0.0.1 with the bench settings.
+
+Load: an asyncio load generator (httpx) runs 200 experts in a closed loop, each logging in and
+then repeating: GET /queue/next/ (redirects to the scoring page), POST every score with a
+rationale, until it has submitted ANSWERS_PER_EXPERT answers. The baseline, in the same run and
+against the same server and concurrency, is a trivial Django view (/healthz: one SELECT 1).
+Reported: requests/s, p50/p95/p99 latency per request kind, and the throughput ratio.
+Everything is bounded in count and time and talks only to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import line
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPERTS = {"small": 50, "full": 200}
+ANSWERS_PER_EXPERT = {"small": 2, "full": 3}
+PASSWORD = "bench-expert-pass"
+RATIONALE = "Ответ соответствует критерию, замечаний нет."
+TIME_CAP_S = 240
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _prepare(n_experts: int, per_expert: int) -> list[str]:
+    """Create bench experts with their own answers and assignments; returns usernames."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+
+    from annotation.assignments import assignments_build
+    from annotation.models import Answer, Instruction
+    from panels.models import Expert, Membership, Panel
+
+    user_model = get_user_model()
+    _cleanup()
+    _sync_sequences()
+    panel = Panel.objects.get(key="science")
+    with transaction.atomic():
+        # Only bench experts may receive the bench answers: everyone else is paused meanwhile.
+        paused = list(Expert.objects.filter(is_paused=False).values_list("pk", flat=True))
+        Expert.objects.filter(pk__in=paused).update(is_paused=True, paused_reason="bench")
+        names = []
+        for i in range(n_experts):
+            user = user_model.objects.create_user(f"bench_expert_{i}", password=PASSWORD)
+            expert = Expert.objects.create(user=user, profession="bench")
+            Membership.objects.create(expert=expert, panel=panel)
+            names.append(user.username)
+        source = list(
+            Instruction.objects.filter(task__path__contains="Scientific text / Academic")[:1]
+        ) or list(Instruction.objects.filter(style__key="scientific-text")[:1])
+        instruction = source[0]
+        template = Answer.objects.filter(instruction=instruction).first()
+        assert template is not None
+        # Overlap 2 on the panel's criteria: each answer goes to two experts.
+        n_answers = n_experts * per_expert // 2
+        new = Answer.objects.bulk_create(
+            [
+                Answer(
+                    instruction=instruction,
+                    model=template.model,
+                    text=template.text,
+                    text_hash=f"bench-{i}",
+                    external_id=f"bench-answer-{i}",
+                )
+                for i in range(n_answers)
+            ]
+        )
+        assignments_build(answer_ids=[a.pk for a in new])
+    return names
+
+
+def _sync_sequences() -> None:
+    """Rows loaded by COPY with explicit ids leave sequences behind; move them past MAX(id)."""
+    from django.db import connection
+
+    tables = ["auth_user", "panels_expert", "panels_membership", "annotation_instruction",
+              "annotation_answer", "annotation_triple", "annotation_assignment",
+              "annotation_estimate"]  # fmt: skip
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "  # noqa: S608
+                f"COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)"
+            )
+
+
+def _cleanup() -> None:
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Answer
+    from panels.models import Expert
+
+    Answer.objects.filter(external_id__startswith="bench-answer-").delete()
+    Expert.objects.filter(user__username__startswith="bench_expert_").delete()
+    get_user_model().objects.filter(username__startswith="bench_expert_").delete()
+    Expert.objects.filter(paused_reason="bench").update(is_paused=False, paused_reason="")
+
+
+SCORE_RE = re.compile(r'name="score_(\d+)" value="(\w+)"')
+CSRF_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def _form(html: str) -> dict[str, str]:
+    values: dict[str, list[str]] = {}
+    for triple, value in SCORE_RE.findall(html):
+        values.setdefault(triple, []).append(value)
+    data = {"csrfmiddlewaretoken": CSRF_RE.findall(html)[0], "submission_key": os.urandom(8).hex()}
+    for triple, options in values.items():
+        numeric = [int(v) for v in options if v.isdigit()]
+        # Critical gates (binary, 1 = violation) get 0; the others their top score.
+        score = 0 if numeric == [0, 1] else max(numeric)
+        data[f"score_{triple}"] = str(score)
+        data[f"rationale_{triple}"] = RATIONALE
+    return data
+
+
+async def _login(client: Any, username: str) -> bool:
+    page = await client.get("/accounts/login/")
+    token = CSRF_RE.findall(page.text)[0]
+    r = await client.post(
+        "/accounts/login/",
+        data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token},
+    )
+    return bool(r.status_code == 302)
+
+
+async def _expert(
+    client: Any, answers: int, timings: dict[str, list[float]], errors: list[str]
+) -> int:
+    submitted = 0
+    url = "/queue/next/"
+    while submitted < answers:
+        t0 = time.perf_counter()
+        r = await client.get(url)
+        if r.status_code != 302 or "/assignments/" not in r.headers.get("location", ""):
+            break  # queue empty
+        page = await client.get(r.headers["location"])
+        timings["open"].append(time.perf_counter() - t0)
+        if page.status_code != 200:
+            errors.append(f"open {page.status_code}")
+            break
+        t0 = time.perf_counter()
+        r = await client.post(str(page.url.path), data=_form(page.text))
+        timings["submit"].append(time.perf_counter() - t0)
+        if r.status_code != 302:
+            errors.append(f"submit {r.status_code}")
+            break
+        submitted += 1
+        url = r.headers["location"]
+    return submitted
+
+
+async def _trivial(base: str, n_clients: int, per_client: int, timings: list[float]) -> None:
+    import httpx
+
+    async def one() -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=30.0) as client:
+            for _ in range(per_client):
+                t0 = time.perf_counter()
+                r = await client.get("/healthz")
+                timings.append(time.perf_counter() - t0)
+                assert r.status_code == 200
+
+    await asyncio.gather(*(one() for _ in range(n_clients)))
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def _server(port: int) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="config.settings.bench")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
+         f"127.0.0.1:{port}", "--workers", "4", "--threads", "4", "--worker-class", "gthread",
+         "--log-level", "warning", "--keep-alive", "120", "--timeout", "120"],
+        cwd=ROOT, env=env, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("gunicorn did not start")
+
+
+def main(scale: str) -> str:
+    import logging
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    from bench.datagen import ensure_dataset
+
+    ensure_dataset(scale, with_estimates=True)
+    from annotation.models import Estimate
+
+    n, per = EXPERTS[scale], ANSWERS_PER_EXPERT[scale]
+    names = _prepare(n, per)
+    from django.db import connection
+
+    connection.close()
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = _server(port)
+    try:
+        timings: dict[str, list[float]] = {"open": [], "submit": []}
+        errors: list[str] = []
+
+        async def run_experts() -> tuple[list[int], float]:
+            import httpx
+
+            limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+            clients = [httpx.AsyncClient(base_url=base, timeout=60.0, limits=limits) for _ in names]
+            try:
+                # Logging in (a deliberately slow password hash) is not part of the timing.
+                gate = asyncio.Semaphore(8)
+
+                async def login(c: Any, u: str) -> bool:
+                    async with gate:
+                        return await _login(c, u)
+
+                logged = await asyncio.gather(*(login(c, u) for c, u in zip(clients, names)))
+                assert all(logged), "bench experts could not log in"
+                started = time.perf_counter()
+                done = await asyncio.wait_for(
+                    asyncio.gather(*(_expert(c, per, timings, errors) for c in clients)),
+                    TIME_CAP_S,
+                )
+                return list(done), time.perf_counter() - started
+            finally:
+                await asyncio.gather(*(c.aclose() for c in clients))
+
+        done, scoring_s = asyncio.run(run_experts())
+        # Each submitted answer costs 3 requests: the redirect, the page, the POST.
+        scoring_requests = 2 * len(timings["open"]) + len(timings["submit"])
+        scoring_rps = scoring_requests / scoring_s
+
+        trivial: list[float] = []
+        started = time.perf_counter()
+        asyncio.run(_trivial(base, n, max(3, scoring_requests // n), trivial))
+        trivial_s = time.perf_counter() - started
+        trivial_rps = len(trivial) / trivial_s
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    stored = Estimate.objects.filter(
+        assignment__expert__user__username__startswith="bench_expert_", status="submitted"
+    ).count()
+    submitted = sum(done)
+    _cleanup()
+    print(
+        f"experts {n}, answers submitted {submitted}, estimates stored {stored}, errors {errors[:5]}"
+    )
+    print(
+        f"scoring: {scoring_rps:.0f} req/s over {scoring_s:.1f} s; "
+        f"open next p50 {_pct(timings['open'], 0.5):.0f} ms p95 {_pct(timings['open'], 0.95):.0f} ms "
+        f"p99 {_pct(timings['open'], 0.99):.0f} ms; submit p50 {_pct(timings['submit'], 0.5):.0f} ms "
+        f"p95 {_pct(timings['submit'], 0.95):.0f} ms p99 {_pct(timings['submit'], 0.99):.0f} ms"
+    )
+    print(
+        f"trivial view: {trivial_rps:.0f} req/s; p50 {_pct(trivial, 0.5):.0f} ms "
+        f"p95 {_pct(trivial, 0.95):.0f} ms; mean {statistics.mean(trivial) * 1000:.0f} ms"
+    )
+    return line("scoring-page", scoring_rps, "req/s", trivial_rps, scoring_rps / trivial_rps)
