@@ -52,7 +52,8 @@ class _Key:
 def triples_build(*, answer_ids: Iterable[int] | None = None) -> int:
     """Create the missing triples of the given answers (all answers by default)."""
     table = RoutingTable.load()
-    answers = Answer.objects.all()
+    # Exam and control material are frozen copies that never become real work.
+    answers = Answer.objects.filter(reserved__isnull=True)
     if answer_ids is not None:
         answers = answers.filter(pk__in=list(answer_ids))
     rows = answers.values_list("pk", "instruction__task_id", "instruction__style_id")
@@ -116,7 +117,7 @@ def assignments_build(
 
 
 def _fill_slots(answer_ids: list[int] | None, progress: Progress | None) -> dict[str, int]:
-    triples = Triple.objects.all()
+    triples = Triple.objects.filter(answer__reserved__isnull=True)
     if answer_ids is not None:
         triples = triples.filter(answer_id__in=answer_ids)
     triple_rows = list(

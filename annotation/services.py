@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 
 from annotation.models import (
     Assignment,
+    AssignmentKind,
     AssignmentStatus,
     Estimate,
     EstimateRevision,
@@ -281,4 +282,15 @@ def assignment_submit(
             "drafts_backup",
         ]
     )
+    if assignment.kind != AssignmentKind.WORK:
+        # Exams are graded and control items scored once the submission is durable.
+        from panels.services import control_on_assignment_submitted, exam_on_assignment_submitted
+
+        pk = assignment.pk
+        hook = (
+            exam_on_assignment_submitted
+            if assignment.kind == AssignmentKind.EXAM
+            else control_on_assignment_submitted
+        )
+        transaction.on_commit(lambda: hook(pk))
     return SubmitResult(ok=True, critical_stop=critical_stop)

@@ -24,6 +24,6 @@ def roles(request: HttpRequest) -> dict[str, Any]:
                 return False
             if user.is_staff or user.is_superuser:
                 return True
-            return bool(user.supervised_panels.exists())  # type: ignore[union-attr]
+            return bool(user.supervised_panels.exists())
 
     return {"roles": Roles()}

@@ -63,3 +63,23 @@ rules.add_perm("annotation.reassign_assignment", is_admin | supervises_assignmen
 rules.add_perm("annotation.import_material", is_admin)
 rules.add_perm("annotation.export_dataset", is_admin)
 rules.add_perm("annotation.view_queue", is_expert)
+
+
+@rules.predicate
+def supervises_exam(user: Any, exam: Any) -> bool:
+    if exam is None or not user.is_authenticated:
+        return False
+    return bool(exam.panel.supervisors.filter(pk=user.pk).exists())
+
+
+@rules.predicate
+def supervises_attempt(user: Any, attempt: Any) -> bool:
+    if attempt is None or not user.is_authenticated:
+        return False
+    return bool(attempt.exam.panel.supervisors.filter(pk=user.pk).exists())
+
+
+# Exams: only the panel's supervisors (and admins) see references and review attempts.
+rules.add_perm("panels.manage_exam", is_admin | supervises_exam)
+rules.add_perm("panels.review_attempt", is_admin | supervises_attempt)
+rules.add_perm("panels.take_exam", is_expert)

@@ -1,10 +1,32 @@
+"""Reads of the panels app: the supervisor console's numbers, lists and plot data.
+
+Everything here aggregates in the database (COUNT / GROUP BY over indexed key columns) and never
+loads rationale or answer text for a list: the console must stay fast at 500,000 estimates.
+Exam and control copies (ReservedAnswer) are left out of every work statistic.
+"""
+
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date, timedelta
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db import connection
+from django.db.models import Count, Max, Q, QuerySet
+from django.http import Http404
+from django.utils import timezone
 
-from panels.models import Panel
+from panels.models import (
+    ControlStanding,
+    Exam,
+    ExamAttempt,
+    Expert,
+    Membership,
+    Panel,
+    ReservedAnswer,
+    SupervisorAction,
+    SupervisorNotice,
+)
 
 
 def panels_for_user(user: Any) -> QuerySet[Panel]:
@@ -14,24 +36,45 @@ def panels_for_user(user: Any) -> QuerySet[Panel]:
     return Panel.objects.filter(supervisors=user)
 
 
+def panel_for_user(user: Any, pk: int) -> Panel:
+    """The panel if the user may manage it; 404 otherwise (another panel does not exist)."""
+    panel = Panel.objects.filter(pk=pk).first()
+    if panel is None or not user.has_perm("panels.manage_panel", panel):
+        raise Http404
+    return panel
+
+
+def reserved_answer_ids() -> QuerySet[ReservedAnswer, Any]:
+    """Answers that are exam or control material: the assignment builder must skip them."""
+    return ReservedAnswer.objects.values("answer_id")
+
+
 def panel_progress(panels: QuerySet[Panel]) -> list[dict[str, Any]]:
     """Triples required / estimates submitted per panel, counted without touching text columns."""
     from annotation.models import Estimate, EstimateStatus, Triple
 
     rows = []
     required = dict(
-        Triple.objects.filter(panel__in=panels)
+        Triple.objects.filter(panel__in=panels, answer__reserved__isnull=True)
         .values_list("panel")
         .annotate(n=Count("id"))
         .values_list("panel", "n")
     )
     submitted = dict(
-        Estimate.objects.filter(triple__panel__in=panels)
-        .values_list("triple__panel")
-        .annotate(
-            n=Count("id", filter=Q(status__in=[EstimateStatus.SUBMITTED, EstimateStatus.SKIPPED]))
+        Estimate.objects.filter(
+            triple__panel__in=panels,
+            triple__answer__reserved__isnull=True,
+            status__in=[EstimateStatus.SUBMITTED, EstimateStatus.SKIPPED],
         )
+        .values_list("triple__panel")
+        .annotate(n=Count("id"))
         .values_list("triple__panel", "n")
+    )
+    unread = dict(
+        SupervisorNotice.objects.filter(panel__in=panels, read_at__isnull=True)
+        .values_list("panel")
+        .annotate(n=Count("id"))
+        .values_list("panel", "n")
     )
     for panel in panels.annotate(n_experts=Count("memberships")):
         rows.append(
@@ -40,6 +83,516 @@ def panel_progress(panels: QuerySet[Panel]) -> list[dict[str, Any]]:
                 "triples": required.get(panel.pk, 0),
                 "estimates_done": submitted.get(panel.pk, 0),
                 "experts": panel.n_experts,
+                "notices": unread.get(panel.pk, 0),
             }
         )
     return rows
+
+
+def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
+
+
+# One estimate row per counted vote; the NOT EXISTS leaves exam and control copies out.
+_DONE_PER_TRIPLE = """
+    SELECT t.id, t."group", t.required_overlap, t.answer_id,
+           COUNT(e.id) FILTER (WHERE e.status IN ('submitted', 'skipped')) AS done
+    FROM annotation_triple t
+    LEFT JOIN annotation_estimate e ON e.triple_id = t.id
+    WHERE t.panel_id = %s
+      AND NOT EXISTS (SELECT 1 FROM panels_reservedanswer r WHERE r.answer_id = t.answer_id)
+    GROUP BY t.id
+"""
+
+
+@dataclass
+class ProgressRow:
+    key: str
+    label: str
+    required: int
+    done: int
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.required) if self.required else 0
+
+
+def progress_by_group(panel: Panel) -> list[ProgressRow]:
+    """Triples done (all required votes in) / required, per criterion group."""
+    from taxonomy.models import GROUP_ORDER, CriterionGroup
+
+    rows = _fetch(
+        f"""SELECT "group", COUNT(*), COUNT(*) FILTER (WHERE done >= required_overlap)
+            FROM ({_DONE_PER_TRIPLE}) x GROUP BY "group" """,  # noqa: S608 (constant SQL)
+        [panel.pk],
+    )
+    labels = dict(CriterionGroup.choices)
+    by_group = {g: (n, d) for g, n, d in rows}
+    return [
+        ProgressRow(key=g, label=str(labels[g]), required=by_group[g][0], done=by_group[g][1])
+        for g in GROUP_ORDER
+        if g in by_group
+    ]
+
+
+def progress_by_task(panel: Panel, limit: int = 200) -> list[ProgressRow]:
+    """Triples done / required per leaf task of the instructions."""
+    from taxonomy.models import Task
+
+    rows = _fetch(
+        f"""SELECT i.task_id, COUNT(*), COUNT(*) FILTER (WHERE x.done >= x.required_overlap)
+            FROM ({_DONE_PER_TRIPLE}) x
+            JOIN annotation_answer a ON a.id = x.answer_id
+            JOIN annotation_instruction i ON i.id = a.instruction_id
+            GROUP BY i.task_id ORDER BY COUNT(*) DESC LIMIT %s""",  # noqa: S608
+        [panel.pk, limit],
+    )
+    names = {t.pk: t for t in Task.objects.filter(pk__in=[r[0] for r in rows]).only("path")}
+    return [
+        ProgressRow(key=str(task_id), label=names[task_id].path, required=n, done=d)
+        for task_id, n, d in rows
+        if task_id in names
+    ]
+
+
+def throughput_per_day(panel: Panel, days: int = 30) -> list[tuple[date, int]]:
+    """Estimates submitted per day over the last `days` days (zeros included)."""
+    since = timezone.now() - timedelta(days=days)
+    rows = _fetch(
+        """SELECT (e.submitted_at AT TIME ZONE 'UTC')::date AS d, COUNT(*)
+           FROM annotation_estimate e JOIN annotation_triple t ON t.id = e.triple_id
+           WHERE t.panel_id = %s AND e.status IN ('submitted', 'skipped')
+             AND e.submitted_at >= %s
+             AND NOT EXISTS (SELECT 1 FROM panels_reservedanswer r WHERE r.answer_id = t.answer_id)
+           GROUP BY d ORDER BY d""",
+        [panel.pk, since],
+    )
+    counts = dict(rows)
+    today = timezone.now().date()
+    return [
+        (today - timedelta(days=i), int(counts.get(today - timedelta(days=i), 0)))
+        for i in range(days - 1, -1, -1)
+    ]
+
+
+def progress_over_time(
+    panel: Panel, days: int = 30, series: list[tuple[date, int]] | None = None
+) -> list[tuple[date, int]]:
+    """Cumulative submitted estimates per day (the base before the window included)."""
+    series = throughput_per_day(panel, days) if series is None else series
+    if not series:
+        return []
+    before = _fetch(
+        """SELECT COUNT(*) FROM annotation_estimate e
+           JOIN annotation_triple t ON t.id = e.triple_id
+           WHERE t.panel_id = %s AND e.status IN ('submitted', 'skipped')
+             AND e.submitted_at < %s
+             AND NOT EXISTS (SELECT 1 FROM panels_reservedanswer r WHERE r.answer_id = t.answer_id)
+        """,
+        [panel.pk, timezone.now() - timedelta(days=days)],
+    )[0][0]
+    total = int(before)
+    out = []
+    for day, n in series:
+        total += n
+        out.append((day, total))
+    return out
+
+
+def median_times(panel: Panel) -> dict[str, Any]:
+    """Median seconds per submitted answer (work only) and per criterion."""
+    per_answer = _fetch(
+        """SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY time_spent_ms), COUNT(*)
+           FROM annotation_assignment
+           WHERE panel_id = %s AND kind = 'work' AND status = 'submitted'""",
+        [panel.pk],
+    )[0]
+    per_criterion = _fetch(
+        """SELECT c.key, c.name_en, c.name_ru,
+                  percentile_cont(0.5) WITHIN GROUP (ORDER BY e.time_spent_ms), COUNT(*)
+           FROM annotation_estimate e
+           JOIN annotation_triple t ON t.id = e.triple_id
+           JOIN taxonomy_criterion c ON c.id = t.criterion_id
+           WHERE t.panel_id = %s AND e.status = 'submitted'
+             AND NOT EXISTS (SELECT 1 FROM panels_reservedanswer r WHERE r.answer_id = t.answer_id)
+           GROUP BY c.id ORDER BY c.key""",
+        [panel.pk],
+    )
+    return {
+        "answer_s": (per_answer[0] or 0) / 1000 if per_answer[1] else None,
+        "answers": per_answer[1],
+        "criteria": [
+            {"key": k, "name_en": en, "name_ru": ru, "median_s": (m or 0) / 1000, "n": n}
+            for k, en, ru, m, n in per_criterion
+        ],
+    }
+
+
+_AGREEMENT_SQL = """
+WITH e AS (
+    SELECT es.id, es.triple_id, es.expert_id, t."group" AS grp, es.is_na,
+           CASE WHEN es.is_na THEN NULL ELSE es.score END AS score
+    FROM annotation_estimate es JOIN annotation_triple t ON t.id = es.triple_id
+    WHERE t.panel_id = %s AND es.status = 'submitted' {expert_filter}
+), v AS (
+    SELECT es.triple_id, es.is_na, CASE WHEN es.is_na THEN NULL ELSE es.score END AS score,
+           COUNT(*) AS n
+    FROM annotation_estimate es
+    WHERE es.status = 'submitted' AND es.triple_id IN (SELECT triple_id FROM e)
+    GROUP BY 1, 2, 3
+), o AS (
+    -- every value given to the triple, counted without the expert's own vote
+    SELECT e.id, e.expert_id, e.grp, e.is_na AS own_na, e.score AS own_score,
+           v.is_na, v.score,
+           v.n - CASE WHEN v.is_na = e.is_na AND v.score IS NOT DISTINCT FROM e.score
+                      THEN 1 ELSE 0 END AS others
+    FROM e JOIN v ON v.triple_id = e.triple_id
+), m AS (
+    SELECT o.*, MAX(others) OVER (PARTITION BY id) AS top FROM o
+), per_estimate AS (
+    SELECT id, expert_id, grp,
+           BOOL_OR(is_na = own_na AND score IS NOT DISTINCT FROM own_score) AS agrees,
+           MIN(ABS(own_score - score)) AS distance
+    FROM m WHERE top > 0 AND others = top
+    GROUP BY id, expert_id, grp
+)
+SELECT expert_id, grp, COUNT(*), SUM(CASE WHEN agrees THEN 1 ELSE 0 END), AVG(distance)
+FROM per_estimate GROUP BY expert_id, grp
+"""
+
+
+@dataclass
+class Agreement:
+    n: int
+    agree: int
+    distance: float | None
+
+    @property
+    def rate(self) -> float | None:
+        return self.agree / self.n if self.n else None
+
+
+def expert_agreement(
+    panel: Panel, expert_ids: list[int] | None = None
+) -> dict[int, dict[str, Agreement]]:
+    """Per expert and criterion group (plus "all"): how often the expert's score equals the
+    modal score of the other experts on the same triples, and the mean absolute distance from it.
+
+    NA is a value for equality and left out of distances; with tied modes, equal to any of them
+    counts as agreement and the distance is to the nearest. Triples nobody else scored are left
+    out (exam and control copies have one vote, so they drop out by themselves).
+    """
+    expert_filter = ""
+    params: list[Any] = [panel.pk]
+    if expert_ids is not None:
+        if not expert_ids:
+            return {}
+        expert_filter = "AND es.expert_id = ANY(%s)"
+        params.append(list(expert_ids))
+    rows = _fetch(_AGREEMENT_SQL.format(expert_filter=expert_filter), params)
+    result: dict[int, dict[str, Agreement]] = {}
+    totals: dict[int, list[float]] = {}
+    for expert_id, group, n, agree, distance in rows:
+        result.setdefault(expert_id, {})[group] = Agreement(
+            n=n, agree=int(agree), distance=float(distance) if distance is not None else None
+        )
+        t = totals.setdefault(expert_id, [0, 0, 0.0, 0])
+        t[0] += n
+        t[1] += int(agree)
+        if distance is not None:
+            # Weighted by the number of estimates of the group: the overall mean distance.
+            t[2] += float(distance) * n
+            t[3] += n
+    for expert_id, (n, agree, dist_sum, dist_n) in totals.items():
+        result[expert_id]["all"] = Agreement(
+            n=int(n), agree=int(agree), distance=dist_sum / dist_n if dist_n else None
+        )
+    return result
+
+
+def panel_experts(panel: Panel, *, status: str = "") -> QuerySet[Membership]:
+    """Memberships of the panel for the experts table (paginated by the view)."""
+    qs = Membership.objects.filter(panel=panel).select_related("expert__user")
+    if status == "paused":
+        qs = qs.filter(expert__is_paused=True)
+    elif status == "unqualified":
+        qs = qs.filter(qualified=False)
+    elif status == "active":
+        qs = qs.filter(qualified=True, expert__is_paused=False)
+    return qs.order_by("expert__pseudonym")
+
+
+def expert_rows(
+    panel: Panel,
+    memberships: list[Membership],
+    agreement: dict[int, dict[str, Agreement]] | None = None,
+) -> list[dict[str, Any]]:
+    """Load, done, control accuracy, agreement and status of one page of experts.
+
+    Pass the snapshot's agreement (PanelStats): computing it live scans the panel's estimates.
+    """
+    from annotation.models import Estimate
+
+    ids = [m.expert_id for m in memberships]
+    counts = {
+        row["expert_id"]: row
+        for row in Estimate.objects.filter(
+            expert_id__in=ids,
+            triple__panel=panel,
+            assignment__kind="work",
+        )
+        .values("expert_id")
+        .annotate(
+            open=Count("id", filter=Q(status__in=["pending", "draft"])),
+            done=Count("id", filter=Q(status__in=["submitted", "skipped"])),
+            last=Max("submitted_at"),
+        )
+    }
+    standings = {
+        s.expert_id: s for s in ControlStanding.objects.filter(panel=panel, expert_id__in=ids)
+    }
+    if agreement is None:
+        agreement = expert_agreement(panel, ids)
+    rows = []
+    for m in memberships:
+        c = counts.get(m.expert_id, {})
+        if not m.qualified:
+            status = "unqualified"
+        elif m.expert.is_paused:
+            status = "paused"
+        else:
+            status = "active"
+        rows.append(
+            {
+                "membership": m,
+                "expert": m.expert,
+                "open": c.get("open", 0),
+                "done": c.get("done", 0),
+                "last": c.get("last"),
+                "standing": standings.get(m.expert_id),
+                "agreement": agreement.get(m.expert_id, {}),
+                "status": status,
+            }
+        )
+    return rows
+
+
+def estimates_list(panel: Panel, filters: dict[str, str]) -> QuerySet[Any]:
+    """Submitted work of the panel, filtered in the database; no text column is loaded."""
+    from annotation.models import Estimate
+
+    qs = Estimate.objects.filter(triple__panel=panel, assignment__kind="work")
+    if filters.get("status"):
+        qs = qs.filter(status=filters["status"])
+    if filters.get("group"):
+        qs = qs.filter(triple__group=filters["group"])
+    if filters.get("expert"):
+        qs = qs.filter(expert__pseudonym=filters["expert"])
+    if filters.get("criterion"):
+        qs = qs.filter(triple__criterion__key=filters["criterion"])
+    if filters.get("score") not in (None, ""):
+        if filters["score"] == "na":
+            qs = qs.filter(is_na=True)
+        elif filters["score"].lstrip("-").isdigit():
+            qs = qs.filter(score=int(filters["score"]), is_na=False)
+    return (
+        qs.select_related("expert", "triple__criterion")
+        .only(
+            "id",
+            "status",
+            "score",
+            "is_na",
+            "slot",
+            "submitted_at",
+            "time_spent_ms",
+            "assignment_id",
+            "triple_id",
+            "triple__answer_id",
+            "triple__group",
+            "triple__reopened_note",
+            "triple__required_overlap",
+            "triple__criterion__key",
+            "expert__pseudonym",
+        )
+        .order_by("-id")
+    )
+
+
+def score_distribution(panel: Panel, limit: int = 24) -> list[dict[str, Any]]:
+    """Counts of each score (and NA) per criterion, for small-multiple bar charts."""
+    rows = _fetch(
+        """SELECT c.key, c.name_en, c.name_ru,
+                  CASE WHEN e.is_na THEN 'NA' ELSE e.score::text END, COUNT(*)
+           FROM annotation_estimate e
+           JOIN annotation_triple t ON t.id = e.triple_id
+           JOIN taxonomy_criterion c ON c.id = t.criterion_id
+           WHERE t.panel_id = %s AND e.status = 'submitted'
+             AND NOT EXISTS (SELECT 1 FROM panels_reservedanswer r WHERE r.answer_id = t.answer_id)
+           GROUP BY 1, 2, 3, 4 ORDER BY 1""",
+        [panel.pk],
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for key, en, ru, value, n in rows:
+        entry = out.setdefault(key, {"key": key, "name_en": en, "name_ru": ru, "counts": {}})
+        entry["counts"][value] = n
+    ranked = sorted(out.values(), key=lambda d: -sum(d["counts"].values()))
+    return sorted(ranked[:limit], key=lambda d: d["key"])
+
+
+def confidence_histogram(panel: Panel, bins: int = 10) -> list[int]:
+    """How confident the aggregated verdicts are: counts per confidence bin in [0, 1]."""
+    rows = _fetch(
+        """SELECT LEAST(FLOOR(a.confidence * %s)::int, %s - 1), COUNT(*)
+           FROM annotation_tripleaggregate a JOIN annotation_triple t ON t.id = a.triple_id
+           WHERE t.panel_id = %s AND a.confidence IS NOT NULL
+           GROUP BY 1""",
+        [bins, bins, panel.pk],
+    )
+    counts = [0] * bins
+    for b, n in rows:
+        counts[max(0, min(bins - 1, int(b)))] += n
+    return counts
+
+
+def exams_for_panel(panel: Panel) -> list[Exam]:
+    """The latest version of each exam of the panel, with attempt counts over all versions."""
+    exams = list(Exam.objects.filter(panel=panel).order_by("lineage", "-version"))
+    latest: dict[Any, Exam] = {}
+    for exam in exams:
+        latest.setdefault(exam.lineage, exam)
+    counts = dict(
+        ExamAttempt.objects.filter(exam__panel=panel)
+        .values_list("exam__lineage")
+        .annotate(n=Count("id"))
+        .values_list("exam__lineage", "n")
+    )
+    for exam in latest.values():
+        exam.n_attempts = counts.get(exam.lineage, 0)  # type: ignore[attr-defined]
+    return sorted(latest.values(), key=lambda e: e.created_at)
+
+
+def exams_for_candidate(expert: Expert) -> list[dict[str, Any]]:
+    """Open exams of the candidate's panels with their own attempts (never the reference)."""
+    from panels.services import exam_refusal
+
+    panel_ids = list(Membership.objects.filter(expert=expert).values_list("panel_id", flat=True))
+    exams = [
+        e
+        for e in Exam.objects.filter(panel_id__in=panel_ids).select_related("panel")
+        if e.is_active
+    ]
+    attempts: dict[Any, list[ExamAttempt]] = {}
+    for attempt in ExamAttempt.objects.filter(expert=expert).select_related("exam"):
+        attempts.setdefault(attempt.exam.lineage, []).append(attempt)
+    rows = []
+    for exam in exams:
+        mine = sorted(attempts.get(exam.lineage, []), key=lambda a: a.number)
+        open_attempt = next((a for a in mine if a.submitted_at is None), None)
+        rows.append(
+            {
+                "exam": exam,
+                "attempts": mine,
+                "open_attempt": open_attempt,
+                "refusal": exam_refusal(exam, expert),
+            }
+        )
+    return rows
+
+
+def attempt_first_open_assignment(attempt: ExamAttempt) -> int | None:
+    from annotation.models import Assignment
+
+    return (
+        Assignment.objects.filter(exam_item__attempt=attempt)
+        .exclude(status="submitted")
+        .order_by("pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
+def recent_actions(panel: Panel, limit: int = 20) -> QuerySet[SupervisorAction]:
+    return SupervisorAction.objects.filter(panel=panel).select_related("actor", "expert")[:limit]
+
+
+def unread_notices(panel: Panel) -> QuerySet[SupervisorNotice]:
+    return SupervisorNotice.objects.filter(panel=panel, read_at__isnull=True)
+
+
+# --- the snapshot of heavy aggregates ---------------------------------------------------------
+
+STATS_MAX_AGE = timedelta(minutes=5)
+
+
+def panel_stats_compute(panel: Panel) -> dict[str, Any]:
+    """Every heavy aggregate of the console in JSON form (stored in PanelStats)."""
+    agreement = expert_agreement(panel)
+    throughput = throughput_per_day(panel, 30)
+    return {
+        "progress": [
+            [d.isoformat(), n] for d, n in progress_over_time(panel, 30, series=throughput)
+        ],
+        "groups": [[r.key, r.required, r.done] for r in progress_by_group(panel)],
+        "tasks": [[r.key, r.label, r.required, r.done] for r in progress_by_task(panel, 50)],
+        "throughput": [[d.isoformat(), n] for d, n in throughput],
+        "times": median_times(panel),
+        "distribution": score_distribution(panel),
+        "confidence": confidence_histogram(panel),
+        "agreement": {
+            str(expert_id): {g: [a.n, a.agree, a.distance] for g, a in groups.items()}
+            for expert_id, groups in agreement.items()
+        },
+    }
+
+
+@dataclass
+class Stats:
+    """The snapshot, rebuilt into the objects templates and plots use."""
+
+    computed_at: Any
+    groups: list[ProgressRow]
+    tasks: list[ProgressRow]
+    throughput: list[tuple[date, int]]
+    progress: list[tuple[date, int]]
+    times: dict[str, Any]
+    distribution: list[dict[str, Any]]
+    confidence: list[int]
+    agreement: dict[int, dict[str, Agreement]]
+    stale: bool
+
+
+def panel_stats(panel: Panel) -> Stats:
+    """The panel's snapshot; computed now when there is none (then kept for the next views)."""
+    from panels.models import PanelStats
+    from panels.services import panel_stats_refresh
+    from taxonomy.models import CriterionGroup
+
+    snapshot = PanelStats.objects.filter(panel=panel).first()
+    if snapshot is None:
+        snapshot = panel_stats_refresh(panel_id=panel.pk)
+    data = snapshot.data
+    labels = dict(CriterionGroup.choices)
+    throughput = [(date.fromisoformat(d), int(n)) for d, n in data.get("throughput", [])]
+    return Stats(
+        computed_at=snapshot.computed_at,
+        groups=[
+            ProgressRow(key=k, label=str(labels.get(k, k)), required=n, done=d)
+            for k, n, d in data.get("groups", [])
+        ],
+        tasks=[
+            ProgressRow(key=k, label=lbl, required=n, done=d)
+            for k, lbl, n, d in data.get("tasks", [])
+        ],
+        throughput=throughput,
+        progress=[(date.fromisoformat(d), int(n)) for d, n in data.get("progress", [])],
+        times=data.get("times", {}),
+        distribution=data.get("distribution", []),
+        confidence=data.get("confidence", []),
+        agreement={
+            int(e): {g: Agreement(n=v[0], agree=v[1], distance=v[2]) for g, v in groups.items()}
+            for e, groups in data.get("agreement", {}).items()
+        },
+        stale=timezone.now() - snapshot.computed_at > STATS_MAX_AGE,
+    )

@@ -1,16 +1,362 @@
+"""The supervisor console (htmx): panels, experts, lists, plots and actions.
+
+Every view starts with an access helper: the role (console users only, else 403) and then the
+object (a panel the user supervises, else 404: another panel does not exist for them).
+"""
+
 from __future__ import annotations
 
+from datetime import datetime, time
+from typing import Any
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
 
-from panels import selectors
+from panels import plots, selectors, services
+from panels.forms import ControlSettingsForm, LockBatchForm, NoteForm, ReopenForm
+from panels.models import ControlItem, Expert, Membership, Panel
+from taxonomy.models import CriterionGroup
+
+
+def _console_user(request: HttpRequest) -> None:
+    if not request.user.has_perm("panels.view_console"):
+        raise PermissionDenied
+
+
+def _panel(request: HttpRequest, pk: int) -> Panel:
+    _console_user(request)
+    return selectors.panel_for_user(request.user, pk)
+
+
+def _panel_expert(request: HttpRequest, pk: int, expert_id: int) -> tuple[Panel, Expert]:
+    panel = _panel(request, pk)
+    membership = (
+        Membership.objects.select_related("expert").filter(panel=panel, expert_id=expert_id).first()
+    )
+    if membership is None:
+        raise Http404
+    return panel, membership.expert
+
+
+def _template(request: HttpRequest, name: str, partial: str) -> str:
+    return f"{name}#{partial}" if getattr(request, "htmx", False) else name
 
 
 @login_required
+@require_GET
 def console(request: HttpRequest) -> HttpResponse:
-    if not request.user.has_perm("panels.view_console"):
-        raise PermissionDenied
+    _console_user(request)
     panels = selectors.panels_for_user(request.user)
     return render(request, "panels/console.html", {"panels": selectors.panel_progress(panels)})
+
+
+@login_required
+@require_GET
+def panel_page(request: HttpRequest, pk: int) -> HttpResponse:
+    panel = _panel(request, pk)
+    stats = selectors.panel_stats(panel)
+    if stats.stale:
+        services.panel_stats_refresh_enqueue(panel=panel)
+    throughput = stats.throughput[-14:]
+    return render(
+        request,
+        "panels/panel.html",
+        {
+            "panel": panel,
+            "stats": stats,
+            "groups": stats.groups,
+            "tasks": stats.tasks,
+            "throughput": throughput,
+            "throughput_chart": plots.bar_chart(
+                [(f"{d:%d.%m}", n) for d, n in throughput],
+                title=_("Estimates per day"),
+                width=420,
+                height=130,
+                css_class="throughput",
+            ),
+            "times": stats.times,
+            "notices": selectors.unread_notices(panel)[:20],
+            "actions": selectors.recent_actions(panel),
+            "lock_form": LockBatchForm(),
+            "reopen_form": ReopenForm(),
+            "statuses": [
+                ("", _("all")),
+                ("active", _("active")),
+                ("paused", _("paused")),
+                ("unqualified", _("unqualified")),
+            ],
+        },
+    )
+
+
+@login_required
+@require_GET
+def experts_table(request: HttpRequest, pk: int) -> HttpResponse:
+    """The experts table (htmx-swappable): paginated, filtered by status in the database."""
+    panel = _panel(request, pk)
+    status = request.GET.get("status", "")
+    page = Paginator(selectors.panel_experts(panel, status=status), 25).get_page(
+        request.GET.get("page")
+    )
+    stats = selectors.panel_stats(panel)
+    rows = selectors.expert_rows(panel, list(page.object_list), stats.agreement)
+    groups = [g for g, _label in CriterionGroup.choices]
+    return render(
+        request,
+        _template(request, "panels/experts.html", "experts-table"),
+        {
+            "panel": panel,
+            "page": page,
+            "rows": rows,
+            "status": status,
+            "groups": groups,
+            "stats": stats,
+        },
+    )
+
+
+@login_required
+@require_GET
+def plots_page(request: HttpRequest, pk: int) -> HttpResponse:
+    panel = _panel(request, pk)
+    stats = selectors.panel_stats(panel)
+    distribution = [
+        {
+            "criterion": d,
+            "svg": plots.score_distribution_chart(d["counts"], title=d["key"]),
+        }
+        for d in stats.distribution
+    ]
+    return render(
+        request,
+        _template(request, "panels/plots.html", "plots"),
+        {
+            "panel": panel,
+            "stats": stats,
+            "distribution": distribution,
+            "confidence": plots.histogram_chart(
+                stats.confidence or [0] * 10, title=_("Verdict confidence")
+            ),
+            "progress": plots.line_chart(
+                stats.progress, title=_("Estimates submitted, cumulative")
+            ),
+        },
+    )
+
+
+@login_required
+@require_GET
+def estimates_page(request: HttpRequest, pk: int) -> HttpResponse:
+    panel = _panel(request, pk)
+    keys = ("status", "group", "expert", "criterion", "score")
+    filters = {k: request.GET.get(k, "").strip() for k in keys}
+    page = Paginator(selectors.estimates_list(panel, filters), 50).get_page(request.GET.get("page"))
+    query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
+    return render(
+        request,
+        _template(request, "panels/estimates.html", "estimates-table"),
+        {
+            "panel": panel,
+            "page": page,
+            "filters": filters,
+            "query": query,
+            "groups": CriterionGroup.choices,
+        },
+    )
+
+
+def _back(panel: Panel) -> HttpResponse:
+    return redirect("console_panel", pk=panel.pk)
+
+
+@login_required
+@require_POST
+def expert_pause(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
+    panel, expert = _panel_expert(request, pk, expert_id)
+    form = NoteForm(request.POST)
+    note = form.cleaned_data["note"] if form.is_valid() else ""
+    services.expert_pause(expert=expert, user=request.user, panel=panel, reason=note)
+    messages.success(request, _("%(expert)s is paused.") % {"expert": expert.pseudonym})
+    return _back(panel)
+
+
+@login_required
+@require_POST
+def expert_resume(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
+    panel, expert = _panel_expert(request, pk, expert_id)
+    form = NoteForm(request.POST)
+    note = form.cleaned_data["note"] if form.is_valid() else ""
+    services.expert_resume(expert=expert, user=request.user, panel=panel, note=note)
+    messages.success(request, _("%(expert)s works again.") % {"expert": expert.pseudonym})
+    return _back(panel)
+
+
+@login_required
+@require_POST
+def expert_reassign(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
+    panel, expert = _panel_expert(request, pk, expert_id)
+    report = services.expert_reassign(expert=expert, panel=panel, user=request.user)
+    messages.success(
+        request,
+        _("Released %(n)d open answers of %(expert)s; %(m)d new assignments made.")
+        % {
+            "n": report["released"],
+            "expert": expert.pseudonym,
+            "m": report.get("assignments_created", 0),
+        },
+    )
+    return _back(panel)
+
+
+def _day_start(day: Any) -> datetime | None:
+    if not day:
+        return None
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+@login_required
+@require_POST
+def lock_batch(request: HttpRequest, pk: int) -> HttpResponse:
+    panel = _panel(request, pk)
+    form = LockBatchForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Check the dates."))
+        return _back(panel)
+    count = services.assignments_lock_batch(
+        panel=panel,
+        user=request.user,
+        submitted_from=_day_start(form.cleaned_data["submitted_from"]),
+        submitted_to=_day_start(form.cleaned_data["submitted_to"]),
+        task_id=form.cleaned_data["task"],
+    )
+    messages.success(request, _("%(n)d submitted answers are locked.") % {"n": count})
+    return _back(panel)
+
+
+@login_required
+@require_POST
+def triple_reopen(request: HttpRequest, pk: int) -> HttpResponse:
+    from annotation.models import Triple
+
+    panel = _panel(request, pk)
+    form = ReopenForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Give the triple id and a note."))
+        return _back(panel)
+    triple = get_object_or_404(
+        Triple, pk=form.cleaned_data["triple"], panel=panel, answer__reserved__isnull=True
+    )
+    try:
+        report = services.triple_reopen(
+            triple=triple, user=request.user, note=form.cleaned_data["note"]
+        )
+    except services.ExamError as exc:
+        messages.error(request, str(exc))
+        return _back(panel)
+    if report.get("estimates_created"):
+        messages.success(request, _("The triple is reopened and given to another expert."))
+    else:
+        messages.warning(
+            request, _("The triple is reopened; no free expert yet, the next build will assign it.")
+        )
+    return _back(panel)
+
+
+@login_required
+@require_POST
+def build(request: HttpRequest, pk: int) -> HttpResponse:
+    panel = _panel(request, pk)
+    job = services.assignments_build_enqueue(panel=panel, user=request.user)
+    url = reverse("console_job", args=[job.pk])
+    if getattr(request, "htmx", False):
+        return _render_job(request, job.pk)
+    return redirect(url)
+
+
+@login_required
+@require_GET
+def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
+    return _render_job(request, job_id)
+
+
+def _render_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    from annotation.models import Job, JobKind, JobStatus
+
+    _console_user(request)
+    job = get_object_or_404(Job, pk=job_id, kind=JobKind.ASSIGNMENTS)
+    panel_id = (job.params or {}).get("panel_id")
+    if panel_id is None:
+        raise Http404
+    panel = selectors.panel_for_user(request.user, int(panel_id))
+    finished = job.status in (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
+    return render(
+        request,
+        _template(request, "panels/job.html", "job"),
+        {"job": job, "panel": panel, "finished": finished},
+    )
+
+
+@login_required
+@require_POST
+def notices_read(request: HttpRequest, pk: int) -> HttpResponse:
+    panel = _panel(request, pk)
+    services.notices_mark_read(panel=panel, user=request.user)
+    return _back(panel)
+
+
+@login_required
+def control_page(request: HttpRequest, pk: int) -> HttpResponse:
+    from annotation.models import Answer
+
+    panel = _panel(request, pk)
+    conf = services.control_settings_for(panel)
+    form = ControlSettingsForm(instance=conf)
+    if request.method == "POST":
+        if request.POST.get("action") == "add":
+            raw = request.POST.get("answer", "").strip()
+            answer = (
+                Answer.objects.filter(pk=int(raw)).first()
+                if raw.isdigit()
+                else Answer.objects.filter(external_id=raw).first()
+            )
+            if answer is None:
+                messages.error(request, _("No such answer."))
+            else:
+                try:
+                    services.control_item_add(panel=panel, answer=answer, user=request.user)
+                    messages.success(request, _("Control item added."))
+                except services.ExamError as exc:
+                    messages.error(request, str(exc))
+            return redirect("console_control", pk=panel.pk)
+        form = ControlSettingsForm(request.POST, instance=conf)
+        if form.is_valid():
+            services.control_settings_update(
+                panel=panel,
+                user=request.user,
+                **{name: form.cleaned_data[name] for name in form.Meta.fields},
+            )
+            messages.success(request, _("Saved."))
+            return redirect("console_control", pk=panel.pk)
+    items = ControlItem.objects.filter(panel=panel).order_by("-created_at")
+    page = Paginator(items, 50).get_page(request.GET.get("page"))
+    return render(request, "panels/control.html", {"panel": panel, "form": form, "page": page})
+
+
+@login_required
+@require_POST
+def stats_refresh(request: HttpRequest, pk: int) -> HttpResponse:
+    """Recompute the panel's numbers in the background (a Celery task)."""
+    panel = _panel(request, pk)
+    if services.panel_stats_refresh_enqueue(panel=panel):
+        messages.info(request, _("The numbers are being recomputed; reload in a moment."))
+    else:
+        messages.info(request, _("A recomputation is already under way."))
+    return _back(panel)

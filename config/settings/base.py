@@ -150,6 +150,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.release_expired_assignments",
         "schedule": 300.0,
     },
+    "refresh-panel-stats": {
+        "task": "panels.tasks.refresh_all_panel_stats",
+        "schedule": 300.0,
+    },
 }
 
 # Django-axes: login throttling.
