@@ -1,5 +1,15 @@
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django.urls import path
 
-urlpatterns: list[URLPattern] = []
+from annotation import dataset_views
+
+urlpatterns = [
+    path("dataset/", dataset_views.dataset_page, name="dataset"),
+    path("dataset/jobs/<int:pk>/", dataset_views.dataset_job, name="dataset-job"),
+    path(
+        "dataset/jobs/<int:pk>/download/",
+        dataset_views.dataset_download,
+        name="dataset-download",
+    ),
+]

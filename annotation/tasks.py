@@ -31,4 +31,5 @@ def release_expired_assignments() -> int:
     return assignments_release_expired()
 
 # Tasks defined next to their services register here, where Celery's autodiscovery looks.
+from annotation.dataset_tasks import *  # noqa: E402, F403
 from annotation.import_tasks import import_material_job  # noqa: E402, F401

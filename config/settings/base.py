@@ -143,11 +143,17 @@ CELERY_TASK_SOFT_TIME_LIMIT = 55 * 60
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True
 # Redis redelivers an unacknowledged task after this long; it must exceed the longest task.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 60 * 60}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=2 * 60 * 60)
+}
 CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}}
 CELERY_BEAT_SCHEDULE = {
     "release-expired-assignments": {
         "task": "annotation.tasks.release_expired_assignments",
+        "schedule": 300.0,
+    },
+    "requeue-stale-dataset-jobs": {
+        "task": "annotation.dataset_tasks.requeue_stale_dataset_jobs",
         "schedule": 300.0,
     },
     "refresh-panel-stats": {

@@ -1,0 +1,866 @@
+"""Aggregation of expert estimates into the dataset (the POLLUX protocol) and agreement reports.
+
+Two layers:
+
+- pure functions on NumPy arrays / pandas frames (`aggregate_estimates`, `agreement_report`,
+  `result_tables`, `random_confidence_baseline`), tested on hand-made cases;
+- the service `aggregation_run(*, job=...)` that streams submitted estimates out of the database
+  (`read_estimate_frame`), applies the rules and rewrites TripleAggregate in bulk.
+
+Rules (each a setting, defaults follow POLLUX):
+
+1. estimates whose rationale breaks the rationale rules are dropped (kept in the database,
+   counted in the report);
+2. when an answer has at least one critical-violation vote (a submitted estimate of a critical
+   criterion equal to the top of its binary scale), its non-critical triples leave the dataset;
+3. triples left with fewer than `min_estimates` estimates leave the dataset;
+4. per triple: mean (NA excluded; all-NA triple has no mean), mode (none when tied), verdict
+   confidence (share of the most frequent score among the non-NA scores), number of estimates.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.utils import timezone
+
+from annotation.models import (
+    Answer,
+    Estimate,
+    EstimateStatus,
+    Instruction,
+    Job,
+    Triple,
+    TripleAggregate,
+)
+from annotation.rationale import default_script
+from taxonomy.models import Criterion, CriterionGroup, Rubric, Task
+
+# Why a triple is out of the dataset (TripleAggregate.excluded_reason).
+EXCLUDED_CRITICAL = "critical_violation"
+EXCLUDED_FEW = "too_few_estimates"
+
+GROUPS = [value for value, _label in CriterionGroup.choices]
+# Agreement is reported along these dimensions of a triple.
+DIMENSIONS = ("criterion", "group", "panel", "task", "model")
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class AggregationSettings:
+    """The protocol's rules as settings (defaults: the POLLUX paper)."""
+
+    drop_invalid_rationale: bool = True
+    drop_after_critical: bool = True
+    min_estimates: int = 2
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any] | None) -> AggregationSettings:
+        params = params or {}
+        return cls(
+            drop_invalid_rationale=bool(params.get("drop_invalid_rationale", True)),
+            drop_after_critical=bool(params.get("drop_after_critical", True)),
+            min_estimates=int(params.get("min_estimates", 2)),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------------------------
+# Rule 1, vectorised. It must stay the same rule as annotation.rationale.rationale_errors:
+# tests/test_aggregation.py checks both on the same tricky texts.
+# --------------------------------------------------------------------------------------------
+
+# RE2 (Arrow) spelling of rationale.WORD_RE: Python's [^\W\d_] is "a letter" (Unicode categories
+# L*, plus the numeric No/Nl that Python counts as alphanumeric), \d is a decimal digit (Nd).
+_LETTER = r"[\p{L}\p{Nl}\p{No}]"
+_WORD_RE2 = _LETTER + r"+(?:[-'’]" + _LETTER + r"+)*|\p{Nd}+"
+_TWO_WORDS_RE2 = r"[\p{L}\p{N}]\s+[\p{L}\p{N}]"
+_SCRIPT_RE2 = {"cyrillic": r"[\x{0400}-\x{04FF}]", "latin": r"[A-Za-z]"}
+
+
+def rationale_ok_vectorised(
+    rationale: pa.Array | pa.ChunkedArray,
+    score: np.ndarray,
+    is_na: np.ndarray,
+    top_score: np.ndarray,
+    *,
+    script: str | None,
+    min_words: int,
+) -> np.ndarray:
+    """Boolean mask: which rationales pass the rules (same rule as `rationale_errors`)."""
+    text = pc.fill_null(rationale, "")
+    # Counting every word of half a million rationales is the slow part, and only "0, 1 or at
+    # least 2" matters: a letter or digit, whitespace, another letter or digit proves two words
+    # (whitespace is never inside a word). Only the texts without that get the exact count.
+    words = np.zeros(len(text), dtype=np.int64)
+    if min_words <= 2:
+        sure = pc.fill_null(pc.match_substring_regex(text, _TWO_WORDS_RE2), False)
+        sure_np = np.asarray(sure.to_numpy(zero_copy_only=False), dtype=bool)
+        words[sure_np] = 2
+        rest = np.flatnonzero(~sure_np)
+        if len(rest):
+            counted = pc.count_substring_regex(pc.take(text, pa.array(rest)), _WORD_RE2)
+            words[rest] = np.asarray(counted.to_numpy(zero_copy_only=False))
+    else:
+        words = np.asarray(pc.count_substring_regex(text, _WORD_RE2).to_numpy(zero_copy_only=False))
+    one_word_ok = (~is_na) & (score == top_score)
+    ok = (words >= min_words) | (one_word_ok & (words >= 1))
+    if script and script in _SCRIPT_RE2:
+        has_script = pc.match_substring_regex(text, _SCRIPT_RE2[script])
+        ok &= np.asarray(has_script.to_numpy(zero_copy_only=False), dtype=bool)
+    return np.asarray(ok, dtype=bool)
+
+
+# --------------------------------------------------------------------------------------------
+# Rules 2-4 on a frame of estimates.
+# --------------------------------------------------------------------------------------------
+
+ESTIMATE_COLUMNS = (
+    "estimate_id",
+    "triple_id",
+    "answer_id",
+    "group",
+    "score",
+    "is_na",
+    "rationale_ok",
+    "top_score",
+)
+
+
+@dataclass
+class AggregationResult:
+    """Per-triple aggregates (every triple with a submitted estimate) and the estimates kept."""
+
+    triples: pd.DataFrame
+    kept_estimate_ids: np.ndarray
+    report: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def included(self) -> pd.DataFrame:
+        return self.triples[self.triples["excluded_reason"] == ""]
+
+
+def aggregate_estimates(
+    estimates: pd.DataFrame, rules: AggregationSettings | None = None
+) -> AggregationResult:
+    """Apply rules 1-4 to submitted estimates.
+
+    `estimates` needs ESTIMATE_COLUMNS (score may be NaN where is_na). Returns one row per triple
+    with n_estimates, mean, mode, confidence, all_na, n_scores (non-NA count), excluded_reason,
+    plus any extra per-triple column of the input (first value per triple).
+    """
+    rules = rules or AggregationSettings()
+    est = estimates
+    report: dict[str, Any] = {
+        "settings": rules.as_dict(),
+        "estimates_submitted": len(est),
+    }
+    valid = np.ones(len(est), dtype=bool)
+    if rules.drop_invalid_rationale:
+        valid = est["rationale_ok"].to_numpy(dtype=bool)
+    report["estimates_invalid_rationale"] = int((~est["rationale_ok"].to_numpy(dtype=bool)).sum())
+    report["estimates_dropped_rationale"] = int((~valid).sum())
+    est = est[valid]
+
+    is_na = est["is_na"].to_numpy(dtype=bool)
+    score = est["score"].to_numpy(dtype=float)
+    top = est["top_score"].to_numpy(dtype=float)
+    triple_ids = est["triple_id"].to_numpy(dtype=np.int64)
+
+    # One row per triple that still has an estimate after rule 1.
+    uniq, first, inverse = np.unique(triple_ids, return_index=True, return_inverse=True)
+    n_triples = len(uniq)
+    extra = [c for c in est.columns if c not in ESTIMATE_COLUMNS or c in ("answer_id", "group")]
+    triples = est.iloc[first][extra].reset_index(drop=True)
+    triples.insert(0, "triple_id", uniq)
+
+    n_est = np.bincount(inverse, minlength=n_triples)
+    scored = ~is_na & ~np.isnan(score)
+    n_scores = np.bincount(inverse[scored], minlength=n_triples)
+    sums = np.bincount(inverse[scored], weights=score[scored], minlength=n_triples)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n_scores > 0, sums / np.maximum(n_scores, 1), np.nan)
+
+    # Mode and confidence: count each (triple, score) pair, then the biggest count per triple.
+    mode = np.full(n_triples, np.nan)
+    confidence = np.full(n_triples, np.nan)
+    if scored.any():
+        t_idx = inverse[scored]
+        s_val = score[scored].astype(np.int64)
+        offset = s_val.min()
+        width = int(s_val.max() - offset + 1)
+        pair = t_idx * width + (s_val - offset)
+        pairs, counts = np.unique(pair, return_counts=True)
+        pair_triple = pairs // width
+        pair_score = pairs % width + offset
+        best = np.zeros(n_triples, dtype=np.int64)
+        np.maximum.at(best, pair_triple, counts)
+        at_best = counts == best[pair_triple]
+        n_best = np.bincount(pair_triple[at_best], minlength=n_triples)
+        unique_best = at_best & (n_best[pair_triple] == 1)
+        mode[pair_triple[unique_best]] = pair_score[unique_best]
+        has = n_scores > 0
+        confidence[has] = best[has] / n_scores[has]
+
+    triples["n_estimates"] = n_est
+    triples["n_scores"] = n_scores
+    triples["mean"] = mean
+    triples["mode"] = mode
+    triples["confidence"] = confidence
+    triples["all_na"] = n_scores == 0
+    reason = np.full(n_triples, "", dtype=object)
+
+    # Rule 2: a critical-violation vote on an answer drops its non-critical triples.
+    critical_answers: np.ndarray = np.array([], dtype=np.int64)
+    if rules.drop_after_critical:
+        crit_vote = (
+            (est["group"].to_numpy() == CriterionGroup.CRITICAL.value) & ~is_na & (score == top)
+        )
+        critical_answers = np.unique(est["answer_id"].to_numpy()[crit_vote])
+        hit = np.isin(triples["answer_id"].to_numpy(), critical_answers) & (
+            triples["group"].to_numpy() != CriterionGroup.CRITICAL.value
+        )
+        reason[hit] = EXCLUDED_CRITICAL
+    # Rule 3: too few estimates (NA estimates count: an NA is an expert's verdict too).
+    few = (n_est < rules.min_estimates) & (reason == "")
+    reason[few] = EXCLUDED_FEW
+    triples["excluded_reason"] = reason
+
+    included = reason == ""
+    kept_estimates = est["estimate_id"].to_numpy(dtype=np.int64)[included[inverse]]
+    report.update(
+        {
+            "answers_with_critical_violation": len(critical_answers),
+            "triples_total": n_triples,
+            "triples_dropped_critical": int((reason == EXCLUDED_CRITICAL).sum()),
+            "triples_dropped_few_estimates": int((reason == EXCLUDED_FEW).sum()),
+            "triples_in_dataset": int(included.sum()),
+            "estimates_in_dataset": len(kept_estimates),
+        }
+    )
+    return AggregationResult(
+        triples=triples, kept_estimate_ids=np.sort(kept_estimates), report=report
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Agreement.
+# --------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def random_confidence_baseline(n_raters: int, n_values: int) -> tuple[float, float]:
+    """(expected verdict confidence, probability of a unique mode) under random labelling.
+
+    Exact, by enumerating how n raters choosing uniformly among k values split into counts:
+    three raters, three values give 17/27 and 21/27.
+    """
+    if n_raters <= 0 or n_values <= 0:
+        return (math.nan, math.nan)
+    exp_conf = 0.0
+    p_mode = 0.0
+    total = n_values**n_raters
+    # Compositions of n_raters into n_values non-negative parts (stars and bars).
+    for bars in itertools.combinations(range(n_raters + n_values - 1), n_values - 1):
+        parts = np.diff([-1, *bars, n_raters + n_values - 1]) - 1
+        ways = math.factorial(n_raters)
+        for part in parts:
+            ways //= math.factorial(int(part))
+        prob = ways / total
+        top = int(parts.max())
+        exp_conf += prob * top / n_raters
+        if int((parts == top).sum()) == 1:
+            p_mode += prob
+    return (exp_conf, p_mode)
+
+
+def krippendorff_ordinal(value_counts: np.ndarray, value_domain: list[int]) -> float | None:
+    """Krippendorff's alpha (ordinal) from a units x values count matrix; None when undefined."""
+    pairable = value_counts.sum(axis=1) >= 2
+    counts = value_counts[pairable]
+    if counts.shape[0] == 0 or (counts.sum(axis=0) > 0).sum() < 2:
+        return None
+    try:
+        value = float(
+            krippendorff.alpha(
+                value_counts=counts, value_domain=value_domain, level_of_measurement="ordinal"
+            )
+        )
+    except (ValueError, ZeroDivisionError):
+        return None
+    return None if math.isnan(value) else value
+
+
+def value_count_matrix(
+    estimates: pd.DataFrame, triple_ids: np.ndarray
+) -> tuple[np.ndarray, list[int]]:
+    """Units (triple_ids, in order) x score values matrix of non-NA score counts."""
+    scored = estimates[~estimates["is_na"].to_numpy(dtype=bool)]
+    scored = scored[scored["triple_id"].isin(triple_ids)]
+    values = scored["score"].to_numpy(dtype=float).astype(np.int64)
+    domain = sorted(int(v) for v in np.unique(values))
+    if not domain:
+        return np.zeros((len(triple_ids), 0)), []
+    col = np.searchsorted(domain, values)
+    row = np.searchsorted(triple_ids, scored["triple_id"].to_numpy(dtype=np.int64))
+    width = len(domain)
+    flat = np.bincount(row * width + col, minlength=len(triple_ids) * width)
+    return flat.reshape(len(triple_ids), width).astype(np.float64), domain
+
+
+def agreement_report(
+    triples: pd.DataFrame,
+    estimates: pd.DataFrame,
+    *,
+    dimensions: tuple[str, ...] = DIMENSIONS,
+) -> pd.DataFrame:
+    """Agreement per value of each dimension, plus an "all" row.
+
+    Columns: dimension, key, triples, estimates, mean_confidence, mode_share, alpha_ordinal,
+    baseline_confidence, baseline_mode_share. The baselines are what random labelling would
+    give on the same design: each triple's number of scores and scale size.
+    `triples` needs triple_id, n_scores, confidence, mode, scale_size and the dimension columns;
+    `estimates` needs triple_id, score, is_na (the estimates kept in the dataset).
+    """
+    triples = triples.sort_values("triple_id").reset_index(drop=True)
+    ids = triples["triple_id"].to_numpy(dtype=np.int64)
+    matrix, domain = value_count_matrix(estimates, ids)
+    n_scores = triples["n_scores"].to_numpy(dtype=np.int64)
+    scale = triples["scale_size"].to_numpy(dtype=np.int64)
+    pairs = list(zip(n_scores.tolist(), scale.tolist(), strict=True))
+    base = np.array(
+        [random_confidence_baseline(n, k) if n > 0 else (math.nan, math.nan) for n, k in pairs]
+    ).reshape(-1, 2)
+    conf = triples["confidence"].to_numpy(dtype=float)
+    has_mode = ~np.isnan(triples["mode"].to_numpy(dtype=float))
+    scored = n_scores > 0
+    n_est = triples["n_estimates"].to_numpy(dtype=np.int64)
+
+    def row(dimension: str, key: Any, idx: np.ndarray) -> dict[str, Any]:
+        s = idx[scored[idx]]
+        return {
+            "dimension": dimension,
+            "key": str(key),
+            "triples": len(idx),
+            "estimates": int(n_est[idx].sum()),
+            "mean_confidence": _mean(conf[s]),
+            "mode_share": _mean(has_mode[s].astype(float)),
+            "alpha_ordinal": krippendorff_ordinal(matrix[idx], domain) if domain else None,
+            "baseline_confidence": _mean(base[s, 0]),
+            "baseline_mode_share": _mean(base[s, 1]),
+        }
+
+    rows = [row("all", "all", np.arange(len(triples)))]
+    for dimension in dimensions:
+        if dimension not in triples.columns:
+            continue
+        for key, idx in triples.groupby(dimension, sort=True).indices.items():
+            rows.append(row(dimension, key, np.asarray(idx)))
+    return pd.DataFrame(rows)
+
+
+def _mean(values: np.ndarray) -> float | None:
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if len(values) else None
+
+
+def result_tables(triples: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Model x criterion and model x task tables of mean scores (the POLLUX result tables)."""
+    scored = triples[~triples["all_na"].astype(bool)]
+    tables: dict[str, pd.DataFrame] = {}
+    for name, column in (("model_criterion", "criterion"), ("model_task", "task")):
+        if column not in scored.columns or scored.empty:
+            tables[name] = pd.DataFrame({"model": []})
+            continue
+        pivot = scored.pivot_table(
+            index="model", columns=column, values="mean", aggfunc="mean", sort=True
+        )
+        pivot.columns = [str(c) for c in pivot.columns]
+        tables[name] = pivot.reset_index()
+    return tables
+
+
+# --------------------------------------------------------------------------------------------
+# Reading estimates out of the database (streamed, chunked; COPY on PostgreSQL).
+# --------------------------------------------------------------------------------------------
+
+
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+class snapshot:
+    """One consistent read of the database: REPEATABLE READ, read only, on PostgreSQL.
+
+    Every query inside sees the same snapshot, so a score submitted meanwhile is either wholly in
+    or wholly out. Inside an already open transaction (tests), that transaction is the snapshot.
+    """
+
+    def __enter__(self) -> snapshot:
+        self._atomic = transaction.atomic()
+        nested = connection.in_atomic_block
+        self._atomic.__enter__()
+        if is_postgres() and not nested:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._atomic.__exit__(*exc)
+
+
+def stream_query(
+    sql: str, schema: pa.Schema, *, chunk_rows: int = 50_000
+) -> Iterator[pa.RecordBatch]:
+    """Yield record batches of `sql` (no parameters) typed by `schema`.
+
+    PostgreSQL: `COPY (sql) TO STDOUT (FORMAT csv)` parsed by Arrow's streaming CSV reader, the
+    fastest way out of the server with bounded memory. Other databases: fetchmany in chunks.
+    Booleans must be selected as 0/1 integers (schema type bool is converted here).
+    """
+    wire = pa.schema(
+        [pa.field(f.name, pa.int8() if pa.types.is_boolean(f.type) else f.type) for f in schema]
+    )
+    if is_postgres():
+        yield from _stream_copy(sql, schema, wire, chunk_rows)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        while True:
+            rows = cursor.fetchmany(chunk_rows)
+            if not rows:
+                break
+            columns = list(zip(*rows, strict=True))
+            arrays = [
+                pa.array(col, type=f.type if not pa.types.is_boolean(f.type) else pa.int8())
+                for col, f in zip(columns, schema, strict=True)
+            ]
+            yield _cast_bools(pa.RecordBatch.from_arrays(arrays, schema=wire), schema)
+
+
+def _cast_bools(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    arrays = [
+        pc.cast(batch.column(i), pa.bool_()) if pa.types.is_boolean(f.type) else batch.column(i)
+        for i, f in enumerate(schema)
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+class _CopyReader:
+    """A file-like object over psycopg's COPY blocks, for pyarrow.csv.open_csv."""
+
+    def __init__(self, blocks: Iterator[Any]) -> None:
+        self._blocks = blocks
+        self._buffer = bytearray()
+        self.closed = False
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self._buffer) < size:
+            block = next(self._blocks, None)
+            if block is None:
+                break
+            self._buffer += block
+        if size < 0:
+            size = len(self._buffer)
+        out = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return out
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _stream_copy(
+    sql: str, schema: pa.Schema, wire: pa.Schema, chunk_rows: int
+) -> Iterator[pa.RecordBatch]:
+    from pyarrow import csv as pacsv
+
+    with connection.cursor() as cursor, cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)") as copy:
+        reader = pacsv.open_csv(
+            _CopyReader(iter(copy)),
+            read_options=pacsv.ReadOptions(
+                column_names=wire.names, block_size=8 << 20, use_threads=False
+            ),
+            parse_options=pacsv.ParseOptions(newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types=wire,
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+        for batch in reader:
+            # Arrow's CSV blocks are sized in bytes; split them to the requested row count so
+            # callers work in predictable chunks.
+            for start in range(0, batch.num_rows, chunk_rows):
+                yield _cast_bools(batch.slice(start, chunk_rows), schema)
+
+
+def _tables() -> dict[str, str]:
+    return {
+        "estimate": Estimate._meta.db_table,
+        "triple": Triple._meta.db_table,
+        "answer": Answer._meta.db_table,
+        "instruction": Instruction._meta.db_table,
+    }
+
+
+NARROW_SCHEMA = pa.schema(
+    [
+        ("estimate_id", pa.int64()),
+        ("triple_id", pa.int64()),
+        ("answer_id", pa.int64()),
+        ("criterion_id", pa.int64()),
+        ("rubric_id", pa.int64()),
+        ("panel_id", pa.int64()),
+        ("group", pa.string()),
+        ("model_id", pa.int64()),
+        ("instruction_id", pa.int64()),
+        ("task_id", pa.int64()),
+        ("score", pa.float64()),
+        ("is_na", pa.bool_()),
+        ("rationale", pa.string()),
+        ("estimate_rubric_id", pa.int64()),
+    ]
+)
+
+
+def narrow_estimates_sql() -> str:
+    t = _tables()
+    return (
+        "SELECT e.id, e.triple_id, t.answer_id, t.criterion_id, t.rubric_id, t.panel_id, "  # noqa: S608 (trusted table names)
+        't."group", a.model_id, a.instruction_id, i.task_id, e.score, '
+        "CASE WHEN e.is_na THEN 1 ELSE 0 END, e.rationale, e.rubric_id "
+        f"FROM {t['estimate']} e "
+        f"JOIN {t['triple']} t ON t.id = e.triple_id "
+        f"JOIN {t['answer']} a ON a.id = t.answer_id "
+        f"JOIN {t['instruction']} i ON i.id = a.instruction_id "
+        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}'"
+    )
+
+
+@dataclass
+class Lookups:
+    """Small reference tables read once (inside the snapshot) and used by id, in memory."""
+
+    rubric_top: dict[int, int]
+    rubric_size: dict[int, int]
+    task_top: dict[int, int]
+
+    @classmethod
+    def load(cls) -> Lookups:
+        rubric_top: dict[int, int] = {}
+        rubric_size: dict[int, int] = {}
+        for pk, levels in Rubric.objects.values_list("pk", "levels"):
+            values = [int(level["value"]) for level in levels] or [0]
+            rubric_top[pk] = max(values)
+            rubric_size[pk] = len(values)
+        parents = dict(Task.objects.values_list("pk", "parent_id"))
+        task_top: dict[int, int] = {}
+        for pk in parents:
+            node = pk
+            while parents.get(node) is not None:
+                node = parents[node]
+            task_top[pk] = node
+        return cls(rubric_top=rubric_top, rubric_size=rubric_size, task_top=task_top)
+
+
+def _map(values: np.ndarray, table: dict[int, int], default: int = 0) -> np.ndarray:
+    keys = np.fromiter(table.keys(), dtype=np.int64, count=len(table))
+    vals = np.fromiter(table.values(), dtype=np.int64, count=len(table))
+    order = np.argsort(keys)
+    keys, vals = keys[order], vals[order]
+    pos = np.clip(np.searchsorted(keys, values), 0, max(len(keys) - 1, 0))
+    found = (keys[pos] == values) if len(keys) else np.zeros(len(values), dtype=bool)
+    return np.where(found, vals[pos] if len(keys) else default, default)
+
+
+def read_estimate_frame(
+    lookups: Lookups | None = None,
+    *,
+    progress: ProgressFn | None = None,
+    chunk_rows: int = 100_000,
+) -> pd.DataFrame:
+    """Every submitted estimate as a compact frame (ids, score, NA, rule-1 verdict, scale).
+
+    Streams in chunks and keeps no rationale text: the rule is applied chunk by chunk.
+    Call inside `snapshot()` when the result must agree with other reads.
+    """
+    lookups = lookups or Lookups.load()
+    script = default_script()
+    min_words = int(settings.POLLUX.get("RATIONALE_MIN_WORDS", 2))
+    frames: list[pd.DataFrame] = []
+    done = 0
+    for batch in stream_query(narrow_estimates_sql(), NARROW_SCHEMA, chunk_rows=chunk_rows):
+        cols = {name: batch.column(name) for name in batch.schema.names}
+        rubric = _np(cols["estimate_rubric_id"], fill=-1)
+        rubric = np.where(rubric < 0, _np(cols["rubric_id"], fill=0), rubric)
+        score = _np(cols["score"], fill=np.nan).astype(float)
+        is_na = _np(cols["is_na"], fill=False).astype(bool)
+        top = _map(rubric, lookups.rubric_top)
+        ok = rationale_ok_vectorised(
+            cols["rationale"], score, is_na, top, script=script, min_words=min_words
+        )
+        frames.append(
+            pd.DataFrame(
+                {
+                    # Narrow dtypes: half a million rows stay a few tens of megabytes.
+                    "estimate_id": _np(cols["estimate_id"]),
+                    "triple_id": _np(cols["triple_id"]),
+                    "answer_id": _np(cols["answer_id"]).astype(np.int32),
+                    "group": pd.Categorical(
+                        cols["group"].to_numpy(zero_copy_only=False), categories=GROUPS
+                    ),
+                    "score": np.where(is_na, np.nan, score).astype(np.float32),
+                    "is_na": is_na,
+                    "rationale_ok": ok,
+                    "top_score": top.astype(np.int8),
+                    "criterion_id": _np(cols["criterion_id"]).astype(np.int32),
+                    "panel_id": _np(cols["panel_id"]).astype(np.int32),
+                    "model_id": _np(cols["model_id"]).astype(np.int32),
+                    "instruction_id": _np(cols["instruction_id"]).astype(np.int32),
+                    "task_id": _map(_np(cols["task_id"]), lookups.task_top).astype(np.int32),
+                    "leaf_task_id": _np(cols["task_id"]).astype(np.int32),
+                    "scale_size": _map(_np(cols["rubric_id"], fill=0), lookups.rubric_size).astype(
+                        np.int8
+                    ),
+                    "rubric_id": _np(cols["rubric_id"], fill=0).astype(np.int32),
+                }
+            )
+        )
+        done += batch.num_rows
+        if progress:
+            progress(done, 0, "read")
+    if not frames:
+        return pd.DataFrame(
+            {
+                name: pd.Series(dtype="float64" if name == "score" else "int64")
+                for name in (
+                    *ESTIMATE_COLUMNS,
+                    "criterion_id",
+                    "panel_id",
+                    "model_id",
+                    "instruction_id",
+                    "task_id",
+                    "leaf_task_id",
+                    "scale_size",
+                    "rubric_id",
+                )
+            }
+        ).astype({"group": object, "is_na": bool, "rationale_ok": bool})
+    return pd.concat(frames, ignore_index=True)
+
+
+def _np(array: pa.Array | pa.ChunkedArray, fill: Any = 0) -> np.ndarray:
+    if array.null_count:
+        array = pc.fill_null(array, fill)
+    return np.asarray(array.to_numpy(zero_copy_only=False))
+
+
+def label_dimensions(triples: pd.DataFrame) -> pd.DataFrame:
+    """Human keys for the agreement/result dimensions: criterion key, panel key, task, model."""
+    from annotation.models import LanguageModel
+    from panels.models import Panel
+
+    criteria = dict(Criterion.objects.values_list("pk", "key"))
+    panels = dict(Panel.objects.values_list("pk", "key"))
+    tasks = dict(Task.objects.filter(level=0).values_list("pk", "name_en"))
+    models = {lm.pk: str(lm) for lm in LanguageModel.objects.all()}
+    out = triples.copy()
+    out["criterion"] = out["criterion_id"].map(criteria)
+    out["panel"] = out["panel_id"].map(panels)
+    out["task"] = out["task_id"].map(tasks)
+    out["model"] = out["model_id"].map(models)
+    return out
+
+
+@dataclass
+class DatasetComputation:
+    """Everything derived from one snapshot of the estimates."""
+
+    estimates: pd.DataFrame
+    result: AggregationResult
+    triples: pd.DataFrame  # labelled, every triple with an estimate (excluded ones flagged)
+    agreement: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
+
+
+def dataset_compute(
+    rules: AggregationSettings, *, progress: ProgressFn | None = None
+) -> DatasetComputation:
+    """Read (call inside `snapshot()`), aggregate, label, report agreement and result tables."""
+    estimates = read_estimate_frame(progress=progress)
+    result = aggregate_estimates(estimates, rules)
+    triples = label_dimensions(result.triples)
+    included = triples[triples["excluded_reason"] == ""]
+    mask = estimates["estimate_id"].isin(result.kept_estimate_ids).to_numpy()
+    kept = estimates.loc[mask, ["triple_id", "score", "is_na"]]
+    agreement = agreement_report(included, kept)
+    tables = result_tables(included)
+    return DatasetComputation(
+        estimates=estimates, result=result, triples=triples, agreement=agreement, tables=tables
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The service: recompute TripleAggregate for every triple with a submitted estimate.
+# --------------------------------------------------------------------------------------------
+
+
+def aggregates_write(triples: pd.DataFrame, *, job_id: int | None) -> int:
+    """Replace every TripleAggregate row with `triples` in one transaction (COPY on PostgreSQL)."""
+    table = TripleAggregate._meta.db_table
+    columns = [
+        "triple_id",
+        "n_estimates",
+        "mean",
+        "mode",
+        "confidence",
+        "all_na",
+        "excluded_reason",
+        "job_id",
+    ]
+    n = len(triples)
+    data = pa.table(
+        {
+            "triple_id": pa.array(triples["triple_id"].to_numpy(dtype=np.int64)),
+            "n_estimates": pa.array(triples["n_estimates"].to_numpy(dtype=np.int64)),
+            "mean": pa.array(triples["mean"].to_numpy(dtype=float), from_pandas=True),
+            "mode": pa.array(triples["mode"].to_numpy(dtype=float), from_pandas=True).cast(
+                pa.int64()
+            ),
+            "confidence": pa.array(triples["confidence"].to_numpy(dtype=float), from_pandas=True),
+            "all_na": pa.array(triples["all_na"].to_numpy(dtype=bool)),
+            "excluded_reason": pa.array(triples["excluded_reason"].astype(str).tolist()),
+            "job_id": pa.array([job_id] * n, pa.int64()),
+        }
+    )
+    with transaction.atomic():
+        # A full recompute: the old rows go, all new rows come, atomically (readers see either).
+        TripleAggregate.objects.all().delete()
+        if is_postgres():
+            from pyarrow import csv as pacsv
+
+            # Arrow writes the CSV in C++; COPY takes it in one stream (a Python loop over
+            # 200,000 rows would cost seconds). Nulls are unquoted empty fields, as COPY wants.
+            sink = pa.BufferOutputStream()
+            pacsv.write_csv(
+                data,
+                sink,
+                write_options=pacsv.WriteOptions(include_header=False, quoting_style="needed"),
+            )
+            with (
+                connection.cursor() as cursor,
+                cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT csv)") as copy,
+            ):
+                copy.write(sink.getvalue().to_pybytes())
+        else:
+            rows = zip(*(data.column(c).to_pylist() for c in columns), strict=True)
+            TripleAggregate.objects.bulk_create(
+                [TripleAggregate(**dict(zip(columns, row, strict=True))) for row in rows],
+                batch_size=5000,
+            )
+    return n
+
+
+class JobProgress:
+    """Writes Job.progress_* once per chunk (never per row), visible while the job runs.
+
+    On PostgreSQL the work reads inside a read-only snapshot transaction whose writes nobody would
+    see until it ends, so progress goes through a side connection in autocommit. Each call also
+    stamps result["heartbeat"]: the stale-job sweeper tells a live job from one whose worker died
+    by its age (result holds nothing else until the job finishes).
+    """
+
+    def __init__(self, job_id: int | None) -> None:
+        self.job_id = job_id
+        self._side: Any = None
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        if self.job_id is None:
+            return
+        now = timezone.now()
+        if not is_postgres():
+            fields: dict[str, Any] = {
+                "progress_done": done,
+                "message": message,
+                "result": {"heartbeat": now.isoformat()},
+            }
+            if total:
+                fields["progress_total"] = total
+            Job.objects.filter(pk=self.job_id).update(**fields)
+            return
+        if self._side is None:
+            self._side = connections.create_connection(DEFAULT_DB_ALIAS)
+        table = Job._meta.db_table
+        with self._side.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {table} SET progress_done = %s, message = %s, result = %s::jsonb, "  # noqa: S608 (trusted table names)
+                "progress_total = CASE WHEN %s > 0 THEN %s ELSE progress_total END WHERE id = %s",
+                [
+                    done,
+                    message,
+                    json.dumps({"heartbeat": now.isoformat()}),
+                    total,
+                    total,
+                    self.job_id,
+                ],
+            )
+
+    def close(self) -> None:
+        if self._side is not None:
+            self._side.close()
+            self._side = None
+
+    def __enter__(self) -> JobProgress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def aggregation_run(
+    *, rules: AggregationSettings | None = None, job_id: int | None = None
+) -> dict[str, Any]:
+    """Recompute every triple's aggregate and the agreement report; returns the report (JSON)."""
+    rules = rules or AggregationSettings()
+    with JobProgress(job_id) as progress:
+        with snapshot():
+            computed = dataset_compute(rules, progress=progress)
+        progress(len(computed.estimates), len(computed.estimates), "write")
+        aggregates_write(computed.result.triples, job_id=job_id)
+    report = dict(computed.result.report)
+    report["agreement"] = json_records(computed.agreement)
+    return report
+
+
+def json_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame as JSON-safe records (NaN -> None)."""
+    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    return [{str(k): _json_value(v) for k, v in r.items()} for r in records]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

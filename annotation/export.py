@@ -1,0 +1,773 @@
+"""The final dataset as Parquet (one file per table) or Excel (one sheet per table).
+
+Everything is read inside one snapshot (`aggregation.snapshot`): the aggregates are computed from
+the same estimates that are written, so a score submitted during the export is wholly in or
+wholly out. Estimates stream from the database in chunks (COPY on PostgreSQL) and are written
+chunk by chunk: memory stays bounded by the chunk size plus the small reference tables
+(criteria, rubrics, instructions and answers).
+
+A file is written under a temporary name in the target directory and renamed into place only
+when complete, so a killed export never leaves a file that looks finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import xlsxwriter
+from django.db import connection
+
+from annotation.aggregation import (
+    AggregationSettings,
+    DatasetComputation,
+    ProgressFn,
+    dataset_compute,
+    is_postgres,
+    snapshot,
+    stream_query,
+)
+from annotation.models import (
+    Answer,
+    Assignment,
+    Estimate,
+    EstimateStatus,
+    Instruction,
+    LanguageModel,
+    Triple,
+)
+from panels.models import Expert, Panel
+from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
+
+FORMATS = ("parquet", "xlsx")
+EXCEL_MAX_ROWS = 1_048_576  # rows per sheet, the header included
+EXCEL_MAX_CHARS = 32_767  # characters per cell (UTF-16 units)
+TRUNCATION_MARKER = " […truncated]"
+_CONTROL_RE = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+_FORMULA_START_RE = r"^[=+\-@\t\r]"
+
+
+@dataclass
+class ExportOptions:
+    fmt: str = "parquet"
+    rules: AggregationSettings = field(default_factory=AggregationSettings)
+    chunk_rows: int = 50_000
+    excel_max_rows: int = EXCEL_MAX_ROWS
+    # Test-only: seconds to sleep after each estimates chunk, so a worker can be killed mid-way.
+    chunk_delay: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.fmt not in FORMATS:
+            raise ValueError(f"unknown format {self.fmt!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Columns of the two tables (also written to the README sheet).
+# --------------------------------------------------------------------------------------------
+
+ESTIMATE_COLUMNS: list[tuple[str, str]] = [
+    ("estimate_id", "Estimate id (database)"),
+    ("triple_id", "Triple id: joins with the triples table"),
+    ("instruction_id", "Instruction external id (or database id)"),
+    ("answer_id", "Answer external id (or database id)"),
+    ("model", "Model that wrote the answer (name and version)"),
+    ("task_path", "Task path in the POLLUX taxonomy (group / task / subtasks)"),
+    ("complexity", "Instruction complexity: easy, medium, hard"),
+    ("functional_style", "Functional style of the instruction"),
+    ("criterion_key", "Criterion id in the POLLUX catalogue"),
+    ("criterion_name", "Criterion name (Russian)"),
+    ("criterion_group", "Criterion group: critical, general, subjective, domain, task"),
+    ("scale", "Scale values of the rubric the score was given under"),
+    ("rubric_version", "Version of that rubric"),
+    ("expert", "Pseudonymous expert id"),
+    ("panel", "Panel the expert scored for"),
+    ("score", "Score (empty when NA)"),
+    ("is_na", "The expert marked the criterion as not applicable"),
+    ("rationale", "The expert's rationale"),
+    ("submitted_at", "First submission time (UTC)"),
+    ("updated_at", "Last change (UTC)"),
+    ("time_spent_ms", "Time spent on the estimate, milliseconds"),
+]
+
+TRIPLE_COLUMNS: list[tuple[str, str]] = [
+    ("triple_id", "Triple id (database)"),
+    ("instruction_id", "Instruction external id (or database id)"),
+    ("answer_id", "Answer external id (or database id)"),
+    ("instruction", "POLLUX: the instruction text"),
+    ("reference_answer", "POLLUX: the reference answer, if any"),
+    ("answer", "POLLUX: the answer text"),
+    ("model_id", "POLLUX: the model that wrote the answer"),
+    ("task_type", "POLLUX: top-level task"),
+    ("task_subtype", "POLLUX: first-level subtask"),
+    ("task_subsubtype", "POLLUX: second-level subtask"),
+    ("task_path", "Task path in the POLLUX taxonomy"),
+    ("difficulty", "POLLUX: instruction complexity"),
+    ("domain", "POLLUX: functional style"),
+    ("criteria_name", "POLLUX: criterion name (Russian)"),
+    ("criterion_key", "Criterion id in the POLLUX catalogue"),
+    ("criterion_group", "Criterion group"),
+    ("rubrics", "POLLUX: the rubric, one level per line"),
+    ("scale", "Scale values"),
+    ("panel", "Panel the triple is routed to"),
+    ("criteria_score", "POLLUX: mean expert score (NA excluded; empty when all NA)"),
+    ("mean", "Mean score (same as criteria_score)"),
+    ("mode", "Most frequent score; empty when tied"),
+    ("confidence", "Verdict confidence: share of the most frequent score among non-NA scores"),
+    ("n_estimates", "Number of estimates kept (NA included)"),
+    ("n_scores", "Number of non-NA scores"),
+    ("all_na", "Every estimate is NA"),
+]
+
+_DICT = pa.dictionary(pa.int32(), pa.string())
+_TS = pa.timestamp("us", tz="UTC")
+
+ESTIMATE_SCHEMA = pa.schema(
+    [
+        ("estimate_id", pa.int64()),
+        ("triple_id", pa.int64()),
+        ("instruction_id", _DICT),
+        ("answer_id", _DICT),
+        ("model", _DICT),
+        ("task_path", _DICT),
+        ("complexity", _DICT),
+        ("functional_style", _DICT),
+        ("criterion_key", _DICT),
+        ("criterion_name", _DICT),
+        ("criterion_group", _DICT),
+        ("scale", _DICT),
+        ("rubric_version", pa.int32()),
+        ("expert", _DICT),
+        ("panel", _DICT),
+        ("score", pa.int16()),
+        ("is_na", pa.bool_()),
+        ("rationale", pa.string()),
+        ("submitted_at", _TS),
+        ("updated_at", _TS),
+        ("time_spent_ms", pa.int64()),
+    ]
+)
+
+TRIPLE_SCHEMA = pa.schema(
+    [
+        ("triple_id", pa.int64()),
+        ("instruction_id", _DICT),
+        ("answer_id", _DICT),
+        ("instruction", _DICT),
+        ("reference_answer", _DICT),
+        ("answer", _DICT),
+        ("model_id", _DICT),
+        ("task_type", _DICT),
+        ("task_subtype", _DICT),
+        ("task_subsubtype", _DICT),
+        ("task_path", _DICT),
+        ("difficulty", _DICT),
+        ("domain", _DICT),
+        ("criteria_name", _DICT),
+        ("criterion_key", _DICT),
+        ("criterion_group", _DICT),
+        ("rubrics", _DICT),
+        ("scale", _DICT),
+        ("panel", _DICT),
+        ("criteria_score", pa.float64()),
+        ("mean", pa.float64()),
+        ("mode", pa.int16()),
+        ("confidence", pa.float64()),
+        ("n_estimates", pa.int32()),
+        ("n_scores", pa.int32()),
+        ("all_na", pa.bool_()),
+    ]
+)
+
+# The wire format of the estimates query: ids only, texts are joined in memory by id.
+_WIRE_SCHEMA = pa.schema(
+    [
+        ("estimate_id", pa.int64()),
+        ("triple_id", pa.int64()),
+        ("instruction_id", pa.int64()),
+        ("answer_id", pa.int64()),
+        ("model_id", pa.int64()),
+        ("task_id", pa.int64()),
+        ("complexity", pa.string()),
+        ("style_id", pa.int64()),
+        ("criterion_id", pa.int64()),
+        ("group", pa.string()),
+        ("rubric_id", pa.int64()),
+        ("expert_id", pa.int64()),
+        ("panel_id", pa.int64()),
+        ("score", pa.int16()),
+        ("is_na", pa.bool_()),
+        ("rationale", pa.string()),
+        ("submitted_us", pa.int64()),
+        ("updated_us", pa.int64()),
+        ("time_spent_ms", pa.int64()),
+    ]
+)
+
+
+def _epoch_us(column: str) -> str:
+    if is_postgres():
+        return f"(EXTRACT(EPOCH FROM {column}) * 1000000)::bigint"
+    return f"CAST(ROUND((julianday({column}) - 2440587.5) * 86400000000) AS INTEGER)"
+
+
+def _estimates_sql() -> str:
+    e, t, a, i = (
+        Estimate._meta.db_table,
+        Triple._meta.db_table,
+        Answer._meta.db_table,
+        Instruction._meta.db_table,
+    )
+    s = Assignment._meta.db_table
+    return (
+        "SELECT e.id, e.triple_id, a.instruction_id, t.answer_id, a.model_id, i.task_id, "  # noqa: S608 (trusted table names)
+        'i.complexity, i.style_id, t.criterion_id, t."group", '
+        "COALESCE(e.rubric_id, t.rubric_id), e.expert_id, s.panel_id, e.score, "
+        "CASE WHEN e.is_na THEN 1 ELSE 0 END, e.rationale, "
+        f"{_epoch_us('e.submitted_at')}, {_epoch_us('e.updated_at')}, e.time_spent_ms "
+        f"FROM {e} e JOIN {t} t ON t.id = e.triple_id "
+        f"JOIN {a} a ON a.id = t.answer_id JOIN {i} i ON i.id = a.instruction_id "
+        f"JOIN {s} s ON s.id = e.assignment_id "
+        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}' ORDER BY e.id"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Reference tables, read once inside the snapshot; columns become Arrow dictionaries by id.
+# --------------------------------------------------------------------------------------------
+
+
+class IdMap:
+    """id -> text, turned into Arrow dictionary arrays with a chunk-local dictionary."""
+
+    def __init__(self, mapping: dict[int, str]) -> None:
+        keys = np.fromiter(mapping.keys(), dtype=np.int64, count=len(mapping))
+        order = np.argsort(keys)
+        self.keys = keys[order]
+        values = list(mapping.values())
+        self.values = [values[i] for i in order.tolist()]
+
+    def dictionary(self, ids: np.ndarray) -> pa.DictionaryArray:
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        pos = np.searchsorted(self.keys, uniq)
+        pos = np.clip(pos, 0, max(len(self.keys) - 1, 0))
+        found = (self.keys[pos] == uniq) if len(self.keys) else np.zeros(len(uniq), bool)
+        words = [self.values[p] if f else None for p, f in zip(pos.tolist(), found, strict=True)]
+        indices = pa.array(inverse.astype(np.int32))
+        if not all(found):
+            # Unknown ids (or the -1 of a NULL) become nulls, not empty strings.
+            missing = np.flatnonzero(~np.asarray(found))
+            indices = pc.if_else(pa.array(np.isin(inverse, missing)), None, indices)
+        return pa.DictionaryArray.from_arrays(indices, pa.array(words, pa.string()))
+
+
+def _text_dict(values: list[str | None]) -> pa.DictionaryArray:
+    return pc.dictionary_encode(pa.array(values, pa.string())).cast(_DICT)
+
+
+@dataclass
+class ExportLookups:
+    instruction_ext: IdMap
+    instruction_text: IdMap
+    instruction_reference: IdMap
+    instruction_complexity: dict[int, str]
+    instruction_style: dict[int, int | None]
+    answer_ext: IdMap
+    answer_text: IdMap
+    model: IdMap
+    task_path: IdMap
+    task_levels: dict[int, tuple[str, str, str]]
+    style: IdMap
+    criterion_key: IdMap
+    criterion_name: IdMap
+    rubric_scale: IdMap
+    rubric_prompt: IdMap
+    rubric_version: dict[int, int]
+    expert: IdMap
+    panel: IdMap
+
+    @classmethod
+    def load(cls) -> ExportLookups:
+        instructions = list(
+            Instruction.objects.values_list(
+                "pk", "external_id", "text", "reference_answer", "complexity", "style_id"
+            )
+        )
+        answers = list(Answer.objects.values_list("pk", "external_id", "text"))
+        tasks = {t.pk: t for t in Task.objects.all()}
+        levels: dict[int, tuple[str, str, str]] = {}
+        for pk, task in tasks.items():
+            names: list[str] = []
+            node: Task | None = task
+            while node is not None:
+                names.append(node.name_en)
+                node = tasks.get(node.parent_id) if node.parent_id else None
+            names.reverse()
+            names += ["", "", ""]
+            levels[pk] = (names[0], names[1], names[2])
+        rubrics = list(Rubric.objects.all())
+        return cls(
+            instruction_ext=IdMap({r[0]: r[1] or str(r[0]) for r in instructions}),
+            instruction_text=IdMap({r[0]: r[2] for r in instructions}),
+            instruction_reference=IdMap({r[0]: r[3] for r in instructions}),
+            instruction_complexity={r[0]: r[4] for r in instructions},
+            instruction_style={r[0]: r[5] for r in instructions},
+            answer_ext=IdMap({r[0]: r[1] or str(r[0]) for r in answers}),
+            answer_text=IdMap({r[0]: r[2] for r in answers}),
+            model=IdMap({lm.pk: str(lm) for lm in LanguageModel.objects.all()}),
+            task_path=IdMap({pk: t.path for pk, t in tasks.items()}),
+            task_levels=levels,
+            style=IdMap(dict(FunctionalStyle.objects.values_list("pk", "name_en"))),
+            criterion_key=IdMap(dict(Criterion.objects.values_list("pk", "key"))),
+            criterion_name=IdMap(
+                {
+                    pk: ru or en
+                    for pk, ru, en in Criterion.objects.values_list("pk", "name_ru", "name_en")
+                }
+            ),
+            rubric_scale=IdMap({r.pk: ",".join(str(v) for v in r.values) for r in rubrics}),
+            rubric_prompt=IdMap({r.pk: r.prompt_text() for r in rubrics}),
+            rubric_version={r.pk: r.version for r in rubrics},
+            expert=IdMap(dict(Expert.objects.values_list("pk", "pseudonym"))),
+            panel=IdMap(dict(Panel.objects.values_list("pk", "key"))),
+        )
+
+
+def _ids(array: pa.Array, fill: int = -1) -> np.ndarray:
+    return np.asarray(pc.fill_null(array, fill).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def estimate_batches(
+    kept_ids: np.ndarray,
+    lookups: ExportLookups,
+    *,
+    chunk_rows: int,
+    on_chunk: Callable[[int], None] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """The estimates table, chunk by chunk, keeping only the estimates in the dataset."""
+    for wire in stream_query(_estimates_sql(), _WIRE_SCHEMA, chunk_rows=chunk_rows):
+        ids = _ids(wire.column("estimate_id"))
+        pos = np.clip(np.searchsorted(kept_ids, ids), 0, max(len(kept_ids) - 1, 0))
+        keep = (kept_ids[pos] == ids) if len(kept_ids) else np.zeros(len(ids), bool)
+        if on_chunk:
+            on_chunk(wire.num_rows)
+        if not keep.any():
+            continue
+        w = wire.filter(pa.array(keep))
+        rubric = _ids(w.column("rubric_id"))
+        score = w.column("score")
+        is_na = w.column("is_na")
+        yield pa.RecordBatch.from_arrays(
+            [
+                w.column("estimate_id"),
+                w.column("triple_id"),
+                lookups.instruction_ext.dictionary(_ids(w.column("instruction_id"))),
+                lookups.answer_ext.dictionary(_ids(w.column("answer_id"))),
+                lookups.model.dictionary(_ids(w.column("model_id"))),
+                lookups.task_path.dictionary(_ids(w.column("task_id"))),
+                pc.dictionary_encode(w.column("complexity")).cast(_DICT),
+                lookups.style.dictionary(_ids(w.column("style_id"))),
+                lookups.criterion_key.dictionary(_ids(w.column("criterion_id"))),
+                lookups.criterion_name.dictionary(_ids(w.column("criterion_id"))),
+                pc.dictionary_encode(w.column("group")).cast(_DICT),
+                lookups.rubric_scale.dictionary(rubric),
+                pa.array([lookups.rubric_version.get(r) for r in rubric.tolist()], pa.int32()),
+                lookups.expert.dictionary(_ids(w.column("expert_id"))),
+                lookups.panel.dictionary(_ids(w.column("panel_id"))),
+                pc.if_else(is_na, pa.scalar(None, pa.int16()), score),
+                is_na,
+                pc.fill_null(w.column("rationale"), ""),
+                pc.cast(w.column("submitted_us"), _TS),
+                pc.cast(w.column("updated_us"), _TS),
+                w.column("time_spent_ms"),
+            ],
+            schema=ESTIMATE_SCHEMA,
+        )
+
+
+def triple_batches(
+    computed: DatasetComputation, lookups: ExportLookups, *, chunk_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """The triples table (in the dataset only), ordered by answer so text dictionaries stay
+    chunk-local and small."""
+    triples = computed.triples[computed.triples["excluded_reason"] == ""]
+    triples = triples.sort_values(["answer_id", "triple_id"]).reset_index(drop=True)
+    for start in range(0, len(triples), chunk_rows):
+        part = triples.iloc[start : start + chunk_rows]
+        instr = part["instruction_id"].to_numpy(dtype=np.int64)
+        answer = part["answer_id"].to_numpy(dtype=np.int64)
+        leaf = part["leaf_task_id"].to_numpy(dtype=np.int64)
+        rubric = part["rubric_id"].to_numpy(dtype=np.int64)
+        crit = part["criterion_id"].to_numpy(dtype=np.int64)
+        levels = [lookups.task_levels.get(t, ("", "", "")) for t in leaf.tolist()]
+        styles = np.array(
+            [lookups.instruction_style.get(i) or -1 for i in instr.tolist()], dtype=np.int64
+        )
+        mean = part["mean"].to_numpy(dtype=float)
+        mode = part["mode"].to_numpy(dtype=float)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(part["triple_id"].to_numpy(dtype=np.int64)),
+                lookups.instruction_ext.dictionary(instr),
+                lookups.answer_ext.dictionary(answer),
+                lookups.instruction_text.dictionary(instr),
+                lookups.instruction_reference.dictionary(instr),
+                lookups.answer_text.dictionary(answer),
+                lookups.model.dictionary(part["model_id"].to_numpy(dtype=np.int64)),
+                _text_dict([lv[0] for lv in levels]),
+                _text_dict([lv[1] for lv in levels]),
+                _text_dict([lv[2] for lv in levels]),
+                lookups.task_path.dictionary(leaf),
+                _text_dict([lookups.instruction_complexity.get(i, "") for i in instr.tolist()]),
+                lookups.style.dictionary(styles),
+                lookups.criterion_name.dictionary(crit),
+                lookups.criterion_key.dictionary(crit),
+                _text_dict(part["group"].astype(str).tolist()),
+                lookups.rubric_prompt.dictionary(rubric),
+                lookups.rubric_scale.dictionary(rubric),
+                lookups.panel.dictionary(part["panel_id"].to_numpy(dtype=np.int64)),
+                pa.array(mean, pa.float64(), from_pandas=True),
+                pa.array(mean, pa.float64(), from_pandas=True),
+                pa.array(np.where(np.isnan(mode), 0, mode).astype(np.int16), mask=np.isnan(mode)),
+                pa.array(part["confidence"].to_numpy(dtype=float), pa.float64(), from_pandas=True),
+                pa.array(part["n_estimates"].to_numpy(dtype=np.int32)),
+                pa.array(part["n_scores"].to_numpy(dtype=np.int32)),
+                pa.array(part["all_na"].to_numpy(dtype=bool)),
+            ],
+            schema=TRIPLE_SCHEMA,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Sinks: Parquet files or Excel sheets.
+# --------------------------------------------------------------------------------------------
+
+
+class ParquetSink:
+    """One Parquet file per table in a directory."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.rows: dict[str, int] = {}
+
+    def write_table(self, name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
+        path = self.directory / f"{name}.parquet"
+        with pq.ParquetWriter(path, schema, compression="zstd") as writer:
+            rows = 0
+            for batch in batches:
+                writer.write_batch(batch, row_group_size=max(batch.num_rows, 1))
+                rows += batch.num_rows
+        self.rows[name] = rows
+
+    def write_frame(self, name: str, frame: pd.DataFrame) -> None:
+        pq.write_table(
+            pa.Table.from_pandas(frame, preserve_index=False),
+            self.directory / f"{name}.parquet",
+            compression="zstd",
+        )
+        self.rows[name] = len(frame)
+
+    def close(self) -> None:
+        return None
+
+
+class XlsxSink:
+    """Sheets in a constant-memory xlsxwriter workbook.
+
+    Text cells: control characters removed, cut at Excel's 32,767-character limit with a marker,
+    and always written with write_string (never a formula); text starting with = + - @ also gets
+    Excel's quote prefix so that editing the cell does not turn it into a formula. A table longer
+    than the sheet row limit continues on "name (2)", "name (3)"...
+    """
+
+    def __init__(self, path: Path, *, max_rows: int = EXCEL_MAX_ROWS) -> None:
+        self.workbook = xlsxwriter.Workbook(
+            str(path),
+            {
+                "constant_memory": True,
+                "strings_to_formulas": False,
+                "strings_to_urls": False,
+                "strings_to_numbers": False,
+                "nan_inf_to_errors": True,
+            },
+        )
+        self.quoted = self.workbook.add_format({"quote_prefix": True})
+        self.bold = self.workbook.add_format({"bold": True})
+        self.max_rows = max_rows
+        self.rows: dict[str, int] = {}
+        self.sheets: dict[str, list[str]] = {}
+
+    def _new_sheet(self, name: str, part: int, header: list[str]) -> Any:
+        title = name if part == 1 else f"{name} ({part})"
+        sheet = self.workbook.add_worksheet(title[:31])
+        for col, head in enumerate(header):
+            sheet.write_string(0, col, head, self.bold)
+        self.sheets.setdefault(name, []).append(title[:31])
+        return sheet
+
+    def write_table(self, name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
+        header = list(schema.names)
+        part = 1
+        sheet = self._new_sheet(name, part, header)
+        row = 1
+        total = 0
+        for batch in batches:
+            offset = 0
+            while offset < batch.num_rows:
+                room = self.max_rows - row
+                if room <= 0:
+                    part += 1
+                    sheet = self._new_sheet(name, part, header)
+                    row = 1
+                    room = self.max_rows - 1
+                piece = batch.slice(offset, room)
+                self._write_rows(sheet, row, piece)
+                row += piece.num_rows
+                offset += piece.num_rows
+                total += piece.num_rows
+        self.rows[name] = total
+
+    def write_frame(self, name: str, frame: pd.DataFrame) -> None:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        self.write_table(name, table.schema, iter(table.to_batches(max_chunksize=50_000)))
+
+    def _write_rows(self, sheet: Any, first_row: int, batch: pa.RecordBatch) -> None:
+        columns = [_excel_column(batch.column(i)) for i in range(batch.num_columns)]
+        write_string, write_number, write_boolean = (
+            sheet.write_string,
+            sheet.write_number,
+            sheet.write_boolean,
+        )
+        quoted = self.quoted
+        for r in range(batch.num_rows):
+            row = first_row + r
+            for c, (kind, values, flags) in enumerate(columns):
+                value = values[r]
+                if value is None:
+                    continue
+                if kind == "s":
+                    write_string(row, c, value, quoted if flags and flags[r] else None)
+                elif kind == "n":
+                    write_number(row, c, value)
+                else:
+                    write_boolean(row, c, value)
+
+    def write_readme(self, lines: list[tuple[str, str]]) -> None:
+        sheet = self.workbook.add_worksheet("README")
+        sheet.set_column(0, 0, 28)
+        sheet.set_column(1, 1, 100)
+        for row, (key, text) in enumerate(lines):
+            sheet.write_string(row, 0, clean_cell(key), self.bold)
+            sheet.write_string(row, 1, clean_cell(text))
+
+    def close(self) -> None:
+        self.workbook.close()
+
+
+def clean_cell(text: str) -> str:
+    """One text cell as Excel can hold it: no control characters, at most 32,767 characters."""
+    text = re.sub(_CONTROL_RE, "", text)
+    if len(text) > EXCEL_MAX_CHARS // 2 and _utf16_len(text) > EXCEL_MAX_CHARS:
+        text = _utf16_cut(text, EXCEL_MAX_CHARS - len(TRUNCATION_MARKER)) + TRUNCATION_MARKER
+    return text
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _utf16_cut(text: str, units: int) -> str:
+    cut = text.encode("utf-16-le")[: units * 2]
+    return cut.decode("utf-16-le", errors="ignore")
+
+
+def _excel_column(array: pa.Array) -> tuple[str, list[Any], list[bool] | None]:
+    """A column as Python values ready for xlsxwriter: ("s"|"n"|"b", values, formula flags)."""
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    if pa.types.is_timestamp(array.type):
+        array = pc.strftime(array, format="%Y-%m-%dT%H:%M:%S%z")
+    if pa.types.is_boolean(array.type):
+        return ("b", array.to_pylist(), None)
+    if pa.types.is_integer(array.type) or pa.types.is_floating(array.type):
+        values = array.to_pylist()
+        if pa.types.is_floating(array.type):
+            values = [None if v is None or v != v else v for v in values]
+        return ("n", values, None)
+    array = array.cast(pa.string())
+    # Vectorised first: control characters out; long cells are rare and cut in Python.
+    array = pc.replace_substring_regex(array, _CONTROL_RE, "")
+    flags = pc.fill_null(pc.match_substring_regex(array, _FORMULA_START_RE), False).to_pylist()
+    values = array.to_pylist()
+    long = np.flatnonzero(
+        np.asarray(pc.fill_null(pc.greater(pc.utf8_length(array), EXCEL_MAX_CHARS // 2), False))
+    )
+    for i in long.tolist():
+        values[i] = clean_cell(values[i])
+    return ("s", values, flags)
+
+
+# --------------------------------------------------------------------------------------------
+# The export service.
+# --------------------------------------------------------------------------------------------
+
+
+def readme_lines(
+    options: ExportOptions, computed: DatasetComputation, generated_at: datetime
+) -> list[tuple[str, str]]:
+    lines: list[tuple[str, str]] = [
+        ("Pollux Studio dataset", "Expert estimates aggregated by the POLLUX protocol."),
+        ("generated_at", generated_at.isoformat()),
+    ]
+    for key, value in options.rules.as_dict().items():
+        lines.append((f"setting: {key}", str(value)))
+    for key, value in computed.result.report.items():
+        if key != "settings":
+            lines.append((f"report: {key}", str(value)))
+    lines.append(("", ""))
+    lines.append(("Sheet estimates", "One row per expert score kept in the dataset."))
+    lines += [(f"estimates.{c}", d) for c, d in ESTIMATE_COLUMNS]
+    lines.append(("Sheet triples", "One row per (instruction, answer, criterion) in the dataset."))
+    lines += [(f"triples.{c}", d) for c, d in TRIPLE_COLUMNS]
+    lines.append(
+        (
+            "Sheet agreement",
+            "Agreement per criterion, group, panel, task and model: "
+            "mean verdict confidence, share of triples with a mode, Krippendorff's alpha "
+            "(ordinal), and the same measures under random labelling.",
+        )
+    )
+    lines.append(("Sheet model_criterion", "Mean score per model and criterion."))
+    lines.append(("Sheet model_task", "Mean score per model and task."))
+    lines.append(
+        (
+            "Text cells",
+            f"Cells over {EXCEL_MAX_CHARS} characters end with "
+            f"'{TRUNCATION_MARKER.strip()}' (the Parquet export keeps the full text); "
+            "control characters are removed.",
+        )
+    )
+    return lines
+
+
+def dataset_write(
+    target: Path,
+    options: ExportOptions,
+    *,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Write the dataset to `target` (a file; for Parquet a directory, or a .zip file).
+
+    All of it comes from one snapshot. Returns the report (row counts, settings, aggregation
+    report). The caller is responsible for atomic placement (see `dataset_export`).
+    """
+    generated_at = datetime.now(UTC)
+    with snapshot():
+        lookups = ExportLookups.load()
+        computed = dataset_compute(options.rules, progress=progress)
+        total = len(computed.estimates)
+        kept = computed.result.kept_estimate_ids
+        # The compact estimates frame has served the aggregation; free it before the long pass.
+        computed.estimates = computed.estimates.iloc[0:0]
+        done = {"n": 0}
+
+        def on_chunk(n: int) -> None:
+            done["n"] += n
+            if progress:
+                progress(done["n"], total, "write")
+            if options.chunk_delay:
+                time.sleep(options.chunk_delay)
+
+        sink: ParquetSink | XlsxSink
+        if options.fmt == "xlsx":
+            sink = XlsxSink(target, max_rows=options.excel_max_rows)
+            sink.write_readme(readme_lines(options, computed, generated_at))
+        else:
+            sink = ParquetSink(target)
+        try:
+            sink.write_table(
+                "triples",
+                TRIPLE_SCHEMA,
+                triple_batches(computed, lookups, chunk_rows=options.chunk_rows),
+            )
+            sink.write_table(
+                "estimates",
+                ESTIMATE_SCHEMA,
+                estimate_batches(kept, lookups, chunk_rows=options.chunk_rows, on_chunk=on_chunk),
+            )
+            sink.write_frame("agreement", computed.agreement)
+            for name, table in computed.tables.items():
+                sink.write_frame(name, table)
+        finally:
+            sink.close()
+    report = dict(computed.result.report)
+    report["rows"] = dict(sink.rows)
+    report["format"] = options.fmt
+    report["generated_at"] = generated_at.isoformat()
+    if isinstance(sink, XlsxSink):
+        report["sheets"] = sink.sheets
+    return report
+
+
+def dataset_export(
+    out: Path,
+    options: ExportOptions,
+    *,
+    progress: ProgressFn | None = None,
+    temp_name: str | None = None,
+) -> dict[str, Any]:
+    """Write the dataset to `out` atomically: under a temporary name beside it, then renamed.
+
+    Parquet goes to a directory of files, or into one zip when `out` ends with .zip.
+    `temp_name` fixes the temporary name (a retried job reuses and so overwrites its own).
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / (temp_name or f".{out.name}.{os.getpid()}.part")
+    _remove(tmp)
+    try:
+        if options.fmt == "parquet" and out.suffix == ".zip":
+            staging = tmp.with_name(tmp.name + ".d")
+            _remove(staging)
+            report = dataset_write(staging, options, progress=progress)
+            # Parquet is compressed already: store, don't deflate again.
+            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as archive:
+                for path in sorted(staging.iterdir()):
+                    archive.write(path, arcname=path.name)
+            shutil.rmtree(staging)
+        else:
+            report = dataset_write(tmp, options, progress=progress)
+        if out.is_dir():
+            shutil.rmtree(out)
+        os.replace(tmp, out)
+    except BaseException:
+        _remove(tmp)
+        _remove(tmp.with_name(tmp.name + ".d"))
+        raise
+    return report
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def db_vendor() -> str:
+    return connection.vendor

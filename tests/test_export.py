@@ -1,0 +1,410 @@
+"""The dataset export: Parquet and Excel read back against the database, safe cells, atomicity."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Callable
+from datetime import timedelta
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pyarrow.parquet as pq
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from annotation.aggregation import aggregation_run
+from annotation.dataset_tasks import dataset_job_create, jobs_requeue_stale
+from annotation.export import TRUNCATION_MARKER, ExportOptions, dataset_export
+from annotation.models import Answer, Estimate, Job, JobKind, JobStatus, TripleAggregate
+from tests.conftest import PASSWORD, Personas, make_expert
+from tests.test_aggregation import GOOD, score_triples
+
+FORMULA = '=HYPERLINK("http://evil.example","нажмите сюда")'
+LONG_ANSWER = "Длинный ответ модели. " * 2000  # 44,000 characters: over Excel's cell limit
+
+
+@pytest.fixture
+def material(personas: Personas, make_answer: Callable[..., Answer]) -> dict[str, Any]:
+    experts = [personas.expert_a] + [make_expert(f"ex{i}", personas.panel_a) for i in range(3)]
+    plain = make_answer()
+    risky = make_answer(model="YandexGPT", text=LONG_ANSWER)
+    violating = make_answer(model="GigaChat")
+    score_triples(
+        plain,
+        experts,
+        {
+            "censor": [(0, GOOD), (0, GOOD), (0, GOOD)],
+            "repeats": [(2, GOOD), (1, "Есть повторы\x07 в тексте"), (2, GOOD)],
+            "grammar": [(2, GOOD), (1, "bad")],  # the bad rationale leaves one estimate
+        },
+    )
+    score_triples(
+        risky,
+        experts,
+        {
+            "censor": [(0, GOOD), (0, GOOD)],
+            "repeats": [(1, FORMULA), (1, "+7 раз повтор"), (0, "-- минус балл"), (2, "@все ок")],
+        },
+    )
+    score_triples(
+        violating,
+        experts,
+        {"censor": [(1, GOOD), (0, GOOD)], "repeats": [(2, GOOD), (2, GOOD)]},
+    )
+    return {"plain": plain, "risky": risky, "violating": violating}
+
+
+def expected_estimate_ids() -> set[int]:
+    """Submitted estimates with valid rationales on triples that stay in the dataset."""
+    aggregation_run()
+    included = TripleAggregate.objects.filter(excluded_reason="").values("triple_id")
+    bad = Estimate.objects.filter(rationale="bad")
+    return set(
+        Estimate.objects.filter(status="submitted", triple_id__in=included)
+        .exclude(pk__in=bad)
+        .values_list("pk", flat=True)
+    )
+
+
+def test_parquet_round_trip_matches_the_database(material: dict[str, Any], tmp_path: Path) -> None:
+    expected = expected_estimate_ids()
+    report = dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
+    estimates = pq.read_table(tmp_path / "ds" / "estimates.parquet").to_pandas()
+    triples = pq.read_table(tmp_path / "ds" / "triples.parquet").to_pandas()
+    assert set(estimates["estimate_id"]) == expected
+    assert report["rows"]["estimates"] == len(expected)
+    for row in estimates.itertuples():
+        est = Estimate.objects.select_related("expert", "triple__criterion").get(pk=row.estimate_id)
+        assert row.rationale == est.rationale  # full text, control characters and all
+        assert row.expert == est.expert.pseudonym
+        assert row.criterion_key == est.triple.criterion.key
+        assert row.score == est.score
+    aggs = {a.triple_id: a for a in TripleAggregate.objects.filter(excluded_reason="")}
+    assert set(triples["triple_id"]) == set(aggs)
+    for row in triples.itertuples():
+        assert row.criteria_score == pytest.approx(aggs[row.triple_id].mean)
+        assert row.n_estimates == aggs[row.triple_id].n_estimates
+    # The POLLUX column names are all there, with the texts in full.
+    for column in (
+        "instruction",
+        "reference_answer",
+        "answer",
+        "model_id",
+        "task_type",
+        "task_subtype",
+        "task_subsubtype",
+        "difficulty",
+        "domain",
+        "criteria_name",
+        "rubrics",
+        "criteria_score",
+    ):
+        assert column in triples.columns
+    # Answers without an external id are named by their database id.
+    risky = triples[triples["answer_id"] == str(material["risky"].pk)]
+    assert set(risky["answer"]) == {LONG_ANSWER}  # Parquet keeps the full text
+    assert set(risky["model_id"]) == {"YandexGPT 1"}
+    assert (tmp_path / "ds" / "agreement.parquet").exists()
+    assert not list(tmp_path.glob(".*part*"))
+
+
+def test_excel_round_trip_matches_parquet_and_neutralises_formulas(
+    material: dict[str, Any], tmp_path: Path
+) -> None:
+    expected = expected_estimate_ids()
+    out = tmp_path / "ds.xlsx"
+    dataset_export(out, ExportOptions(fmt="xlsx"))
+    book = openpyxl.load_workbook(out)
+    assert book.sheetnames[0] == "README"
+    assert {"triples", "estimates", "agreement", "model_criterion", "model_task"} <= set(
+        book.sheetnames
+    )
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows():
+            for cell in row:
+                assert cell.data_type != "f", f"{sheet.title}!{cell.coordinate} is a formula"
+    rows = list(book["estimates"].iter_rows(values_only=True))
+    header, body = rows[0], rows[1:]
+    records = [dict(zip(header, r, strict=True)) for r in body]
+    assert {r["estimate_id"] for r in records} == expected
+    by_text = {r["rationale"] for r in records}
+    assert FORMULA in by_text and "+7 раз повтор" in by_text and "@все ок" in by_text
+    assert "Есть повторы в тексте" in by_text  # the BEL control character removed
+    formula_cell = next(
+        c for row in book["estimates"].iter_rows() for c in row if c.value == FORMULA
+    )
+    assert formula_cell.data_type == "s" and formula_cell.quotePrefix
+    triples = list(book["triples"].iter_rows(values_only=True))
+    answers = [dict(zip(triples[0], r, strict=True))["answer"] for r in triples[1:]]
+    long = [a for a in answers if a and a.endswith(TRUNCATION_MARKER)]
+    assert long and all(len(a) <= 32_767 for a in long)
+    readme = dict(book["README"].iter_rows(values_only=True))
+    assert readme["setting: drop_after_critical"] == "True"
+
+
+def test_excel_splits_a_sheet_at_the_row_limit(material: dict[str, Any], tmp_path: Path) -> None:
+    expected = expected_estimate_ids()
+    out = tmp_path / "split.xlsx"
+    # A 4-row limit (header + 3): the estimates continue on "estimates (2)", "(3)"...
+    report = dataset_export(out, ExportOptions(fmt="xlsx", excel_max_rows=4, chunk_rows=2))
+    book = openpyxl.load_workbook(out, read_only=True)
+    parts = report["sheets"]["estimates"]
+    assert parts[:2] == ["estimates", "estimates (2)"]
+    ids: list[int] = []
+    for title in parts:
+        rows = list(book[title].iter_rows(values_only=True))
+        assert rows[0][0] == "estimate_id" and len(rows) <= 4
+        ids += [r[0] for r in rows[1:]]
+    assert sorted(ids) == sorted(expected) and len(ids) == len(set(ids))
+
+
+def test_parquet_zip_holds_one_file_per_table(material: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "ds.zip"
+    dataset_export(out, ExportOptions(fmt="parquet"), temp_name=".job-x.part")
+    with zipfile.ZipFile(out) as archive:
+        assert {"estimates.parquet", "triples.parquet"} <= set(archive.namelist())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds.zip"]
+
+
+def test_a_failed_export_leaves_no_file(
+    material: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import annotation.export as export
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(export.ExportLookups, "load", boom)
+    with pytest.raises(RuntimeError):
+        dataset_export(tmp_path / "ds.xlsx", ExportOptions(fmt="xlsx"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_command_writes_the_dataset(material: dict[str, Any], tmp_path: Path) -> None:
+    call_command(
+        "export_dataset",
+        "--format",
+        "xlsx",
+        "--out",
+        str(tmp_path / "c.xlsx"),
+        "--keep-after-critical",
+    )
+    book = openpyxl.load_workbook(tmp_path / "c.xlsx", read_only=True)
+    readme = dict(book["README"].iter_rows(values_only=True))
+    assert readme["setting: drop_after_critical"] == "False"
+
+
+def test_the_aggregate_command_fills_aggregates(material: dict[str, Any]) -> None:
+    call_command("aggregate")
+    assert TripleAggregate.objects.filter(excluded_reason="").count() == 5
+
+
+# ---------------------------------------------------------------------------------------------
+# The admin page.
+# ---------------------------------------------------------------------------------------------
+
+
+def login(user: Any) -> Client:
+    client = Client()
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def test_only_admins_see_the_dataset_page(personas: Personas) -> None:
+    assert login(personas.supervisor_a).get(reverse("dataset")).status_code == 403
+    assert login(personas.expert_a.user).get(reverse("dataset")).status_code == 403
+    assert Client().get(reverse("dataset")).status_code == HTTPStatus.FOUND
+    assert login(personas.admin).get(reverse("dataset")).status_code == HTTPStatus.OK
+
+
+def test_an_admin_starts_an_export_and_downloads_it(
+    material: dict[str, Any],
+    personas: Personas,
+    django_capture_on_commit_callbacks: Any,
+    settings: Any,
+    tmp_path: Path,
+) -> None:
+    settings.PRIVATE_STORAGE_ROOT = tmp_path
+    client = login(personas.admin)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("dataset"),
+            {
+                "kind": "export",
+                "format": "xlsx",
+                "drop_invalid_rationale": "on",
+                "drop_after_critical": "on",
+                "min_estimates": 2,
+            },
+        )
+    assert response.status_code == HTTPStatus.FOUND
+    job = Job.objects.get(kind=JobKind.EXPORT)
+    assert job.status == JobStatus.DONE and job.file_path.endswith(".xlsx")
+    assert job.created_by == personas.admin and job.params["format"] == "xlsx"
+    page = client.get(reverse("dataset")).content.decode()
+    assert reverse("dataset-download", args=[job.pk]) in page
+    row = client.get(reverse("dataset-job", args=[job.pk]), HTTP_HX_REQUEST="true")
+    assert b"<tr" in row.content and b"<html" not in row.content
+    download = client.get(reverse("dataset-download", args=[job.pk]))
+    assert download.status_code == HTTPStatus.OK
+    body = b"".join(download.streaming_content)  # type: ignore[attr-defined]
+    assert body[:2] == b"PK"
+    assert (
+        login(personas.supervisor_a).get(reverse("dataset-download", args=[job.pk])).status_code
+        == 403
+    )
+
+
+def test_a_finished_job_is_not_run_twice(
+    material: dict[str, Any],
+    personas: Personas,
+    settings: Any,
+    tmp_path: Path,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    from annotation.dataset_tasks import export_dataset_job
+
+    settings.PRIVATE_STORAGE_ROOT = tmp_path
+    with django_capture_on_commit_callbacks(execute=True):
+        job = dataset_job_create(
+            kind=JobKind.EXPORT, user=personas.admin, params={"format": "parquet"}
+        )
+    job.refresh_from_db()
+    first = job.file_path
+    export_dataset_job(job.pk)  # a duplicate delivery
+    job.refresh_from_db()
+    assert job.file_path == first and job.attempts == 1
+    assert len(list((tmp_path / "exports").iterdir())) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# A real worker killed in the middle of an export.
+# ---------------------------------------------------------------------------------------------
+
+
+def _worker(log: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    db = settings.DATABASES["default"]
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.test",
+        DATABASE_URL=f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        REDIS_URL=settings.REDIS_URL,
+        CELERY_TASK_ALWAYS_EAGER="0",
+    )
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool",
+            "solo",
+            "-c",
+            "1",
+            "-Q",
+            "celery",
+            "-I",
+            "annotation.dataset_tasks",
+            "--loglevel",
+            "INFO",
+            "--without-heartbeat",
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        env=env,
+        cwd=settings.BASE_DIR,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def _wait(predicate: Callable[[], bool], timeout: float, what: str, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}\n{log.read_text()[-4000:]}")
+
+
+@pytest.mark.celery
+@pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored")
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_mid_export_still_yields_one_complete_file(
+    material: dict[str, Any], personas: Personas, tmp_path: Path
+) -> None:
+    from config.celery_app import app
+
+    assert connection.vendor == "postgresql"
+    redis = app.connection_for_write()
+    redis.default_channel.client.flushdb()  # type: ignore[attr-defined]  # this test's own Redis db: no stale messages
+    root = Path(settings.PRIVATE_STORAGE_ROOT) / "exports"
+    job = Job.objects.create(
+        kind=JobKind.EXPORT,
+        created_by=personas.admin,
+        # Two estimates per chunk and a second's sleep after each: the export takes ~10 s.
+        params={"format": "parquet", "chunk_rows": 2, "chunk_delay": 1.0},
+    )
+    for stale in root.glob(f"*{job.pk}*"):
+        stale.unlink()
+    log = tmp_path / "worker.log"
+    first = _worker(log)
+    try:
+        app.send_task("annotation.dataset_tasks.export_dataset_job", args=[job.pk])
+
+        def writing() -> bool:
+            job.refresh_from_db()
+            return (
+                job.status == JobStatus.RUNNING
+                and job.progress_done > 0
+                and (root / f".job-{job.pk}.part.d" / "estimates.parquet").exists()
+            )
+
+        _wait(writing, 60, "the export to start writing", log)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(10)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+    job.refresh_from_db()
+    assert job.status == JobStatus.RUNNING and not job.file_path
+    # The dead attempt's half-written files are there, and not offered.
+    assert (root / f".job-{job.pk}.part.d").exists()
+
+    second = _worker(tmp_path / "worker2.log")
+    try:
+        app.conf.task_always_eager = False
+        time.sleep(1.5)
+        assert jobs_requeue_stale(stale_after=timedelta(seconds=1)) == [job.pk]
+
+        def done() -> bool:
+            job.refresh_from_db()
+            return job.status == JobStatus.DONE
+
+        _wait(done, 120, "the retried export", tmp_path / "worker2.log")
+    finally:
+        app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER
+        os.killpg(second.pid, signal.SIGTERM)
+        second.wait(20)
+    job.refresh_from_db()
+    assert job.attempts == 2 and job.file_path
+    files = sorted(p.name for p in root.iterdir() if str(job.pk) in p.name)
+    assert files == [Path(job.file_path).name]  # one file, no .part left
+    with zipfile.ZipFile(root.parent / job.file_path) as archive:
+        archive.extractall(tmp_path / "unzipped")
+    ids = pq.read_table(tmp_path / "unzipped" / "estimates.parquet")["estimate_id"].to_pylist()
+    assert len(ids) == job.result["rows"]["estimates"] == len(set(ids)) > 0
