@@ -1,0 +1,22 @@
+"""Pollux Studio judge worker: builds POLLUX judge prompts, runs LLM judges, parses scores.
+
+This package is deliberately free of Django so it can run on a GPU box on its own; the
+Django side feeds it plain data (``JudgeItem``) and stores what comes back (``JudgeOutput``).
+"""
+
+from __future__ import annotations
+
+from judge_worker.parsing import JudgeParse, parse_judge_output
+from judge_worker.prompt import build_messages, build_prompt, render_rubrics
+from judge_worker.types import JudgeBackend, JudgeItem, JudgeOutput
+
+__all__ = [
+    "JudgeBackend",
+    "JudgeItem",
+    "JudgeOutput",
+    "JudgeParse",
+    "build_messages",
+    "build_prompt",
+    "parse_judge_output",
+    "render_rubrics",
+]

@@ -1,0 +1,322 @@
+"""The "transformers" backend: a local model judged in-process.
+
+The model is loaded once per process (a directory, or a GGUF file which transformers
+dequantizes), bf16 on CUDA, float32 on CPU, SDPA attention. Items sharing an (instruction,
+answer) prefix are batched together and their common prompt prefix is prefilled once
+(:mod:`judge_worker.backends.prefix_decode`); decoding is greedy, and the score after
+``[RESULT]`` can be constrained to the criterion's scale (:class:`ScoreConstraint`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList
+
+from judge_worker.backends.prefix_decode import PrefixGroup, generate_shared
+from judge_worker.engine import chunk_items, order_items
+from judge_worker.parsing import format_score, parse_judge_output
+from judge_worker.types import JudgeItem, JudgeOutput
+
+# Tokens after which the decoded tail is checked for "[RESULT]": only those whose text could
+# end the tag or follow it ("]", "*", whitespace). Decoding every row at every step would cost
+# more than the forward pass on CPU.
+_TRIGGER_CHARS = ("]", "*", " ", "\n", "\t")
+_RESULT_TAIL_RE = re.compile(r"\[\s*result\s*\]\**\s*$", re.IGNORECASE)
+
+
+@dataclass
+class LoadedModel:
+    model: Any
+    tokenizer: Any
+    device: torch.device
+    lock: threading.Lock
+
+
+def _resolve(path: str | os.PathLike[str]) -> tuple[str, dict[str, str]]:
+    p = Path(path)
+    if p.is_file() and p.suffix == ".gguf":
+        return str(p.parent), {"gguf_file": p.name}
+    return str(p), {}
+
+
+@lru_cache(maxsize=4)
+def load_model(path: str, device: str | None = None) -> LoadedModel:
+    """Load (once per process and path) a causal LM and its tokenizer from a dir or GGUF file."""
+    where, extra = _resolve(path)
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    dtype = torch.bfloat16 if dev.type == "cuda" else torch.float32
+    tokenizer = AutoTokenizer.from_pretrained(where, **extra)
+    model = AutoModelForCausalLM.from_pretrained(
+        where, dtype=dtype, attn_implementation="sdpa", **extra
+    )
+    model.to(dev)
+    model.eval()
+    return LoadedModel(model=model, tokenizer=tokenizer, device=dev, lock=threading.Lock())
+
+
+class ScoreConstraint:
+    """Greedy-step processor: right after ``[RESULT]`` only a value of the row's scale may follow.
+
+    Per row, once the generated text ends with ``[RESULT]`` (optionally bold, optionally a space)
+    the allowed next tokens are the first tokens of the spellings of the scale's values; the
+    following tokens walk a trie of those spellings. Once a spelling is complete (or the model
+    leaves the trie) the row is released. A spelling that is a prefix of another ("1" and
+    "10.5") releases at the shorter one; the parser still validates the final text.
+    """
+
+    def __init__(self, tokenizer: Any, allowed_per_row: Sequence[Sequence[float]]) -> None:
+        self.tokenizer = tokenizer
+        self.roots = [self._tries(tuple(float(a) for a in allowed)) for allowed in allowed_per_row]
+        self.state: list[dict[int, Any] | None] = [None] * len(allowed_per_row)
+        self.triggers = _trigger_ids(tokenizer)
+
+    @staticmethod
+    def _trie(tokenizer: Any, spellings: Sequence[str]) -> dict[int, Any]:
+        root: dict[int, Any] = {}
+        for text in spellings:
+            node = root
+            for tok in tokenizer.encode(text, add_special_tokens=False):
+                node = node.setdefault(tok, {})
+        return root
+
+    def _tries(self, allowed: tuple[float, ...]) -> tuple[dict[int, Any], dict[int, Any]]:
+        return _cached_tries(self.tokenizer, allowed)
+
+    def __call__(self, generated: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        if generated.shape[1] == 0:
+            return scores
+        last = generated[:, -1].tolist()
+        for row, tok in enumerate(last):
+            node = self.state[row]
+            if node is not None:
+                nxt = node.get(tok)
+                self.state[row] = nxt if nxt else None  # leaf or off-trie: release
+            elif tok in self.triggers:
+                tail = self.tokenizer.decode(generated[row, -8:].tolist())
+                if _RESULT_TAIL_RE.search(tail):
+                    spaced, bare = self.roots[row]
+                    self.state[row] = bare if tail[-1:].isspace() else spaced
+            node = self.state[row]
+            if node:
+                allowed = torch.tensor(list(node), device=scores.device)
+                keep = scores[row, allowed]
+                scores[row] = float("-inf")
+                scores[row, allowed] = keep
+        return scores
+
+
+_TRIE_CACHE: dict[tuple[int, tuple[float, ...]], tuple[dict[int, Any], dict[int, Any]]] = {}
+_TRIGGER_CACHE: dict[int, frozenset[int]] = {}
+
+
+def _cached_tries(
+    tokenizer: Any, allowed: tuple[float, ...]
+) -> tuple[dict[int, Any], dict[int, Any]]:
+    key = (id(tokenizer), allowed)
+    if key not in _TRIE_CACHE:
+        values = [format_score(a) for a in allowed]
+        spaced = ScoreConstraint._trie(tokenizer, [" " + v for v in values] + values)
+        bare = ScoreConstraint._trie(tokenizer, values)
+        _TRIE_CACHE[key] = (spaced, bare)
+    return _TRIE_CACHE[key]
+
+
+def _trigger_ids(tokenizer: Any) -> frozenset[int]:
+    key = id(tokenizer)
+    if key not in _TRIGGER_CACHE:
+        vocab_size = len(tokenizer)
+        texts = tokenizer.batch_decode([[i] for i in range(vocab_size)])
+        _TRIGGER_CACHE[key] = frozenset(
+            i for i, t in enumerate(texts) if any(c in t for c in _TRIGGER_CHARS)
+        )
+    return _TRIGGER_CACHE[key]
+
+
+class _HFConstraintAdapter(LogitsProcessor):
+    """Runs a :class:`ScoreConstraint` inside ``model.generate`` (which passes prompt + output)."""
+
+    def __init__(self, inner: ScoreConstraint, prompt_len: int) -> None:
+        self.inner = inner
+        self.prompt_len = prompt_len
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        return self.inner(input_ids[:, self.prompt_len :], scores)
+
+
+def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
+    first = seqs[0]
+    n = min(len(s) for s in seqs)
+    for i in range(n):
+        tok = first[i]
+        if any(s[i] != tok for s in seqs):
+            return i
+    return n
+
+
+class HFBackend:
+    """Judge with a local transformers model (see module docstring)."""
+
+    name = "transformers"
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        max_new_tokens: int = 1024,
+        batch_size: int = 64,
+        device: str | None = None,
+        share_prefix: bool = True,
+        constrain_scores: bool = True,
+    ) -> None:
+        self.loaded = load_model(str(model_path), device)
+        self.max_new_tokens = max_new_tokens
+        self.batch_size = batch_size
+        self.share_prefix = share_prefix
+        self.constrain_scores = constrain_scores
+
+    # -- tokenisation -----------------------------------------------------------------------
+
+    def encode(self, item: JudgeItem) -> list[int]:
+        tok = self.loaded.tokenizer
+        text = tok.apply_chat_template(item.messages, add_generation_prompt=True, tokenize=False)
+        # The chat template already wrote the special tokens (BOS, role markers).
+        return list(tok(text, add_special_tokens=False)["input_ids"])
+
+    def _eos_ids(self) -> list[int]:
+        ids: set[int] = set()
+        tok_eos = self.loaded.tokenizer.eos_token_id
+        if tok_eos is not None:
+            ids.add(int(tok_eos))
+        gen_eos = self.loaded.model.generation_config.eos_token_id
+        if isinstance(gen_eos, int):
+            ids.add(gen_eos)
+        elif gen_eos:
+            ids.update(int(i) for i in gen_eos)
+        return sorted(ids)
+
+    def _pad_id(self) -> int:
+        tok = self.loaded.tokenizer
+        pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+        return int(pad or 0)
+
+    # -- generation -------------------------------------------------------------------------
+
+    def generate_ids(self, items: Sequence[JudgeItem], *, share_prefix: bool) -> list[list[int]]:
+        """Greedy output token ids per item, in the order of ``items`` (one batch)."""
+        encoded = [self.encode(it) for it in items]
+        constraint = (
+            ScoreConstraint(self.loaded.tokenizer, [it.allowed_scores for it in items])
+            if self.constrain_scores
+            else None
+        )
+        with self.loaded.lock:  # one forward at a time on a shared model (server threads)
+            if share_prefix:
+                return self._generate_shared(items, encoded, constraint)
+            return self._generate_plain(encoded, constraint)
+
+    def _generate_shared(
+        self,
+        items: Sequence[JudgeItem],
+        encoded: list[list[int]],
+        constraint: ScoreConstraint | None,
+    ) -> list[list[int]]:
+        # Groups in order of first appearance; rows inside generate_shared follow group order,
+        # so the constraint's per-row state must be built in that same order.
+        order: dict[str, list[int]] = {}
+        for idx, it in enumerate(items):
+            order.setdefault(it.prefix_key, []).append(idx)
+        groups, row_items = [], []
+        for idxs in order.values():
+            seqs = [encoded[i] for i in idxs]
+            # Shared prefix = longest common token prefix, leaving every suffix >= 1 token.
+            plen = min(_common_prefix_len(seqs), min(len(s) for s in seqs) - 1)
+            groups.append(PrefixGroup(prefix=seqs[0][:plen], suffixes=[s[plen:] for s in seqs]))
+            row_items.extend(idxs)
+        if constraint is not None:
+            constraint = ScoreConstraint(
+                self.loaded.tokenizer, [items[i].allowed_scores for i in row_items]
+            )
+        result = generate_shared(
+            self.loaded.model,
+            groups,
+            max_new_tokens=self.max_new_tokens,
+            eos_token_ids=self._eos_ids(),
+            pad_token_id=self._pad_id(),
+            step_processor=constraint,
+        )
+        flat = [ids for per_group in result for ids in per_group]
+        out: list[list[int]] = [[] for _ in items]
+        for i, ids in zip(row_items, flat, strict=True):
+            out[i] = ids
+        return out
+
+    def _generate_plain(
+        self, encoded: list[list[int]], constraint: ScoreConstraint | None
+    ) -> list[list[int]]:
+        dev = self.loaded.device
+        pad = self._pad_id()
+        width = max(len(s) for s in encoded)
+        ids = torch.full((len(encoded), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(encoded), width), dtype=torch.long)
+        for r, seq in enumerate(encoded):  # left padding for decoder-only generation
+            ids[r, width - len(seq) :] = torch.tensor(seq)
+            mask[r, width - len(seq) :] = 1
+        processors = LogitsProcessorList()
+        if constraint is not None:
+            processors.append(_HFConstraintAdapter(constraint, width))
+        eos = self._eos_ids()
+        with torch.inference_mode():
+            out = self.loaded.model.generate(
+                input_ids=ids.to(dev),
+                attention_mask=mask.to(dev),
+                max_new_tokens=self.max_new_tokens,
+                do_sample=False,
+                eos_token_id=eos or None,
+                pad_token_id=pad,
+                logits_processor=processors,
+            )
+        result = []
+        eos_set = set(eos)
+        for row in out[:, width:].tolist():
+            cut = len(row)
+            for i, tok in enumerate(row):
+                if tok in eos_set:
+                    cut = i + 1
+                    break
+            result.append(row[:cut])
+        return result
+
+    # -- JudgeBackend -----------------------------------------------------------------------
+
+    def judge(self, items: Sequence[JudgeItem]) -> list[JudgeOutput]:
+        tok = self.loaded.tokenizer
+        eos = set(self._eos_ids())
+        by_id: dict[str, JudgeOutput] = {}
+        ordered = order_items(items)
+        for chunk in chunk_items(ordered, self.batch_size):
+            start = time.perf_counter()
+            prompt_lens = [len(self.encode(it)) for it in chunk]
+            generated = self.generate_ids(chunk, share_prefix=self.share_prefix)
+            # Wall time of the batch, shared evenly: items of one batch finish together.
+            per_item = (time.perf_counter() - start) / len(chunk)
+            for it, plen, ids in zip(chunk, prompt_lens, generated, strict=True):
+                text = tok.decode([t for t in ids if t not in eos], skip_special_tokens=True)
+                by_id[it.item_id] = JudgeOutput(
+                    item_id=it.item_id,
+                    raw_text=text,
+                    parse=parse_judge_output(text, it.allowed_scores),
+                    prompt_tokens=plen,
+                    generated_tokens=len(ids),
+                    seconds=per_item,
+                )
+        return [by_id[it.item_id] for it in items]
