@@ -30,6 +30,11 @@ def build_assignments(self: Any, job_id: int) -> None:
 def release_expired_assignments() -> int:
     return assignments_release_expired()
 
+
 # Tasks defined next to their services register here, where Celery's autodiscovery looks.
-from annotation.dataset_tasks import *  # noqa: E402, F403
+from annotation.dataset_tasks import (  # noqa: E402, F401
+    aggregate_job,
+    export_dataset_job,
+    requeue_stale_dataset_jobs,
+)
 from annotation.import_tasks import import_material_job  # noqa: E402, F401

@@ -52,9 +52,7 @@ def test_a_task_owned_by_several_panels_is_decided_by_style(
     science = make_answer("Text Transformation / Extract / Scientific text")
     literary = make_answer("Text Transformation / Extract / Literary text")
     assignments_build(answer_ids=[science.pk, literary.pk])
-    assert {t.panel.key for t in Triple.objects.filter(answer=science, group="task")} == {
-        "science"
-    }
+    assert {t.panel.key for t in Triple.objects.filter(answer=science, group="task")} == {"science"}
     assert {t.panel.key for t in Triple.objects.filter(answer=literary, group="task")} == {
         "literature"
     }
@@ -119,9 +117,7 @@ def test_work_is_balanced_across_experts(make_answer: Callable[..., Answer]) -> 
     for _ in range(8):
         make_answer()
     assignments_build()
-    loads = Counter(
-        Assignment.objects.filter(panel=science).values_list("expert_id", flat=True)
-    )
+    loads = Counter(Assignment.objects.filter(panel=science).values_list("expert_id", flat=True))
     # 8 answers x 2 overlap = 16 assignments over 4 experts: 4 each.
     assert sorted(loads[e.pk] for e in experts) == [4, 4, 4, 4]
 
@@ -211,7 +207,7 @@ def test_two_builders_racing_never_exceed_the_overlap(make_answer: Callable[...,
         try:
             barrier.wait()
             assignments_build(answer_ids=ids)
-        except BaseException as exc:  # noqa: BLE001 - reported to the main thread
+        except BaseException as exc:  # reported to the main thread
             errors.append(exc)
         finally:
             connection.close()
