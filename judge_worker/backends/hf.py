@@ -59,7 +59,7 @@ def load_model(path: str, device: str | None = None) -> LoadedModel:
     model = AutoModelForCausalLM.from_pretrained(
         where, dtype=dtype, attn_implementation="sdpa", **extra
     )
-    model.to(dev)
+    model.to(dev)  # type: ignore[arg-type]  # transformers' stub misreads nn.Module.to
     model.eval()
     return LoadedModel(model=model, tokenizer=tokenizer, device=dev, lock=threading.Lock())
 
@@ -150,7 +150,7 @@ class _HFConstraintAdapter(LogitsProcessor):
         self.prompt_len = prompt_len
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        return self.inner(input_ids[:, self.prompt_len :], scores)
+        return self.inner(input_ids[:, self.prompt_len :], scores)  # type: ignore[return-value]
 
 
 def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:

@@ -171,8 +171,10 @@ def _generate_shared(
                 logits_to_keep=1,
             )
             for layer, (kb, vb) in enumerate(zip(kbufs, vbufs, strict=True)):
-                kb[r : r + nsuf, :, pmax - plen : pmax] = cache.layers[layer].keys
-                vb[r : r + nsuf, :, pmax - plen : pmax] = cache.layers[layer].values
+                # Full-attention models only: their cache layers always hold keys/values.
+                layer_cache = cache.layers[layer]
+                kb[r : r + nsuf, :, pmax - plen : pmax] = layer_cache.keys  # type: ignore[union-attr,assignment]
+                vb[r : r + nsuf, :, pmax - plen : pmax] = layer_cache.values  # type: ignore[union-attr,assignment]
             del cache
         for s, suffix in enumerate(grp.suffixes):
             slen = len(suffix)
