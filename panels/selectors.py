@@ -161,7 +161,7 @@ def throughput_per_day(panel: Panel, days: int = 30) -> list[tuple[date, int]]:
     """Estimates submitted per day over the last `days` days (zeros included)."""
     since = timezone.now() - timedelta(days=days)
     rows = _fetch(
-        """SELECT (e.submitted_at AT TIME ZONE 'UTC')::date AS d, COUNT(*)
+        """SELECT DATE(e.submitted_at) AS d, COUNT(*)
            FROM annotation_estimate e JOIN annotation_triple t ON t.id = e.triple_id
            WHERE t.panel_id = %s AND e.status IN ('submitted', 'skipped')
              AND e.submitted_at >= %s
@@ -169,7 +169,8 @@ def throughput_per_day(panel: Panel, days: int = 30) -> list[tuple[date, int]]:
            GROUP BY d ORDER BY d""",
         [panel.pk, since],
     )
-    counts = dict(rows)
+    # PostgreSQL returns dates, SQLite (the demo) ISO strings.
+    counts = {d if isinstance(d, date) else date.fromisoformat(str(d)): n for d, n in rows}
     today = timezone.now().date()
     return [
         (today - timedelta(days=i), int(counts.get(today - timedelta(days=i), 0)))
@@ -201,8 +202,46 @@ def progress_over_time(
     return out
 
 
+def _median_times_portable(panel: Panel) -> dict[str, Any]:
+    """The same figures computed in Python, for SQLite (the demo), which has no percentile_cont."""
+    from statistics import median
+
+    from annotation.models import Assignment, Estimate
+
+    answer_times = list(
+        Assignment.objects.filter(panel=panel, kind="work", status="submitted").values_list(
+            "time_spent_ms", flat=True
+        )
+    )
+    per_criterion: dict[str, dict[str, Any]] = {}
+    for key, en, ru, ms in (
+        Estimate.objects.filter(triple__panel=panel, status="submitted")
+        .exclude(triple__answer__reserved__isnull=False)
+        .values_list("triple__criterion__key", "triple__criterion__name_en",
+                     "triple__criterion__name_ru", "time_spent_ms")
+    ):  # fmt: skip
+        entry = per_criterion.setdefault(key, {"key": key, "name_en": en, "name_ru": ru, "t": []})
+        entry["t"].append(ms)
+    return {
+        "answer_s": median(answer_times) / 1000 if answer_times else None,
+        "answers": len(answer_times),
+        "criteria": [
+            {
+                "key": e["key"],
+                "name_en": e["name_en"],
+                "name_ru": e["name_ru"],
+                "median_s": median(e["t"]) / 1000,
+                "n": len(e["t"]),
+            }
+            for e in sorted(per_criterion.values(), key=lambda e: e["key"])
+        ],
+    }
+
+
 def median_times(panel: Panel) -> dict[str, Any]:
     """Median seconds per submitted answer (work only) and per criterion."""
+    if connection.vendor != "postgresql":
+        return _median_times_portable(panel)
     per_answer = _fetch(
         """SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY time_spent_ms), COUNT(*)
            FROM annotation_assignment
@@ -253,12 +292,13 @@ WITH e AS (
     SELECT o.*, MAX(others) OVER (PARTITION BY id) AS top FROM o
 ), per_estimate AS (
     SELECT id, expert_id, grp,
-           BOOL_OR(is_na = own_na AND score IS NOT DISTINCT FROM own_score) AS agrees,
+           MAX(CASE WHEN is_na = own_na AND score IS NOT DISTINCT FROM own_score
+                    THEN 1 ELSE 0 END) AS agrees,
            MIN(ABS(own_score - score)) AS distance
     FROM m WHERE top > 0 AND others = top
     GROUP BY id, expert_id, grp
 )
-SELECT expert_id, grp, COUNT(*), SUM(CASE WHEN agrees THEN 1 ELSE 0 END), AVG(distance)
+SELECT expert_id, grp, COUNT(*), SUM(agrees), AVG(distance)
 FROM per_estimate GROUP BY expert_id, grp
 """
 
@@ -289,8 +329,9 @@ def expert_agreement(
     if expert_ids is not None:
         if not expert_ids:
             return {}
-        expert_filter = "AND es.expert_id = ANY(%s)"
-        params.append(list(expert_ids))
+        # Portable IN list (the demo runs on SQLite): one placeholder per id.
+        expert_filter = "AND es.expert_id IN (" + ", ".join(["%s"] * len(expert_ids)) + ")"
+        params.extend(int(pk) for pk in expert_ids)
     rows = _fetch(_AGREEMENT_SQL.format(expert_filter=expert_filter), params)
     result: dict[int, dict[str, Agreement]] = {}
     totals: dict[int, list[float]] = {}
@@ -424,7 +465,7 @@ def score_distribution(panel: Panel, limit: int = 24) -> list[dict[str, Any]]:
     """Counts of each score (and NA) per criterion, for small-multiple bar charts."""
     rows = _fetch(
         """SELECT c.key, c.name_en, c.name_ru,
-                  CASE WHEN e.is_na THEN 'NA' ELSE e.score::text END, COUNT(*)
+                  CASE WHEN e.is_na THEN 'NA' ELSE CAST(e.score AS TEXT) END, COUNT(*)
            FROM annotation_estimate e
            JOIN annotation_triple t ON t.id = e.triple_id
            JOIN taxonomy_criterion c ON c.id = t.criterion_id
@@ -444,15 +485,16 @@ def score_distribution(panel: Panel, limit: int = 24) -> list[dict[str, Any]]:
 def confidence_histogram(panel: Panel, bins: int = 10) -> list[int]:
     """How confident the aggregated verdicts are: counts per confidence bin in [0, 1]."""
     rows = _fetch(
-        """SELECT LEAST(FLOOR(a.confidence * %s)::int, %s - 1), COUNT(*)
+        # Confidences take few distinct values (shares of a handful of votes): bin in Python.
+        """SELECT a.confidence, COUNT(*)
            FROM annotation_tripleaggregate a JOIN annotation_triple t ON t.id = a.triple_id
            WHERE t.panel_id = %s AND a.confidence IS NOT NULL
            GROUP BY 1""",
-        [bins, bins, panel.pk],
+        [panel.pk],
     )
     counts = [0] * bins
-    for b, n in rows:
-        counts[max(0, min(bins - 1, int(b)))] += n
+    for confidence, n in rows:
+        counts[max(0, min(bins - 1, int(float(confidence) * bins)))] += n
     return counts
 
 

@@ -18,3 +18,5 @@ PRIVATE_STORAGE_ROOT = BASE_DIR / "var" / "test-private"
 AXES_ENABLED = env.bool("AXES_ENABLED", default=False)
 # Per-process cache: tests flush the database between cases, a shared cache would outlive it.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Tests read messages in English unless a test asks for another language (Accept-Language).
+LANGUAGE_CODE = "en"
