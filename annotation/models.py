@@ -36,6 +36,7 @@ class Instruction(models.Model):
 
     class Meta:
         verbose_name = _("instruction")
+        verbose_name_plural = _("instructions")
 
     def __str__(self) -> str:
         return self.external_id or f"instruction {self.pk}"
@@ -50,6 +51,7 @@ class LanguageModel(models.Model):
 
     class Meta:
         verbose_name = _("model")
+        verbose_name_plural = _("models")
         constraints = [
             models.UniqueConstraint(fields=["name", "version"], name="language_model_unique")
         ]
@@ -70,6 +72,7 @@ class Answer(models.Model):
 
     class Meta:
         verbose_name = _("answer")
+        verbose_name_plural = _("answers")
         constraints = [
             models.UniqueConstraint(
                 fields=["instruction", "model", "text_hash"], name="answer_natural_unique"
@@ -96,6 +99,8 @@ class Triple(models.Model):
     reopened_note = models.TextField(blank=True)
 
     class Meta:
+        verbose_name = _("triple")
+        verbose_name_plural = _("triples")
         constraints = [
             models.UniqueConstraint(fields=["answer", "criterion"], name="triple_unique"),
             models.CheckConstraint(
@@ -148,6 +153,8 @@ class Assignment(models.Model):
     submission_key = models.CharField(max_length=64, blank=True)
 
     class Meta:
+        verbose_name = _("assignment")
+        verbose_name_plural = _("assignments")
         constraints = [
             models.UniqueConstraint(
                 fields=["expert", "answer", "panel", "kind"], name="assignment_unique"
@@ -195,6 +202,8 @@ class Estimate(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("estimate")
+        verbose_name_plural = _("estimates")
         constraints = [
             models.UniqueConstraint(fields=["triple", "expert"], name="estimate_triple_expert"),
             models.UniqueConstraint(fields=["triple", "slot"], name="estimate_triple_slot"),
@@ -226,6 +235,8 @@ class EstimateRevision(models.Model):
     changed_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("estimate revision")
+        verbose_name_plural = _("estimate revisions")
         constraints = [
             models.UniqueConstraint(
                 fields=["estimate", "revision"], name="estimate_revision_unique"
@@ -249,6 +260,8 @@ class ReferenceEstimate(models.Model):
     )
 
     class Meta:
+        verbose_name = _("reference estimate")
+        verbose_name_plural = _("reference estimates")
         constraints = [
             models.UniqueConstraint(fields=["answer", "criterion"], name="reference_unique")
         ]
@@ -294,6 +307,8 @@ class Job(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
+        verbose_name = _("job")
+        verbose_name_plural = _("jobs")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -318,6 +333,10 @@ class TripleAggregate(models.Model):
     # Why the triple is out of the dataset ("" when it is in).
     excluded_reason = models.CharField(max_length=32, blank=True)
     job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("triple aggregate")
+        verbose_name_plural = _("triple aggregates")
 
     def __str__(self) -> str:
         return f"aggregate of {self.triple_id}"

@@ -32,8 +32,9 @@ class Panel(BilingualMixin, models.Model):
     )
 
     class Meta:
-        ordering = ["number"]
         verbose_name = _("panel")
+        verbose_name_plural = _("panels")
+        ordering = ["number"]
 
     def __str__(self) -> str:
         return f"{self.number} {self.name_en}"
@@ -65,8 +66,9 @@ class Expert(models.Model):
     )
 
     class Meta:
-        ordering = ["pseudonym"]
         verbose_name = _("expert")
+        verbose_name_plural = _("experts")
+        ordering = ["pseudonym"]
 
     def __str__(self) -> str:
         return self.pseudonym
@@ -82,6 +84,8 @@ class Membership(models.Model):
     joined_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
         constraints = [
             models.UniqueConstraint(fields=["expert", "panel"], name="membership_unique")
         ]
@@ -125,6 +129,10 @@ class ReservedAnswer(models.Model):
         related_name="reserved_copies",
     )
 
+    class Meta:
+        verbose_name = _("reserved answer")
+        verbose_name_plural = _("reserved answers")
+
     def __str__(self) -> str:
         return f"{self.purpose} copy {self.answer_id}"
 
@@ -155,6 +163,8 @@ class Exam(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("exam")
+        verbose_name_plural = _("exams")
         ordering = ["panel", "lineage", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["lineage", "version"], name="exam_version_unique"),
@@ -175,6 +185,8 @@ class ExamItem(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
+        verbose_name = _("exam item")
+        verbose_name_plural = _("exam items")
         ordering = ["exam", "position", "pk"]
         constraints = [models.UniqueConstraint(fields=["exam", "answer"], name="exam_item_unique")]
 
@@ -194,6 +206,8 @@ class ExamReference(models.Model):
     comment = models.TextField(blank=True)
 
     class Meta:
+        verbose_name = _("exam reference")
+        verbose_name_plural = _("exam references")
         constraints = [
             models.UniqueConstraint(fields=["item", "criterion"], name="exam_reference_unique"),
             models.CheckConstraint(
@@ -225,6 +239,8 @@ class ExamAttempt(models.Model):
     override_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("exam attempt")
+        verbose_name_plural = _("exam attempts")
         ordering = ["-started_at"]
         constraints = [
             models.UniqueConstraint(
@@ -260,6 +276,10 @@ class ExamAttemptItem(models.Model):
         "annotation.Assignment", on_delete=models.CASCADE, related_name="exam_item"
     )
 
+    class Meta:
+        verbose_name = _("exam attempt item")
+        verbose_name_plural = _("exam attempt items")
+
     def __str__(self) -> str:
         return f"{self.attempt_id}:{self.item_id}"
 
@@ -274,6 +294,10 @@ class ControlSettings(models.Model):
     accuracy_threshold = models.FloatField(default=0.7)
     min_items = models.PositiveSmallIntegerField(default=5)
     tolerance = models.PositiveSmallIntegerField(default=0, choices=[(0, "0"), (1, "±1")])
+
+    class Meta:
+        verbose_name = _("control settings")
+        verbose_name_plural = _("control settings")
 
     def __str__(self) -> str:
         return f"control settings of {self.panel_id}"
@@ -291,6 +315,8 @@ class ControlItem(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("control item")
+        verbose_name_plural = _("control items")
         constraints = [
             models.UniqueConstraint(fields=["panel", "answer"], name="control_item_unique")
         ]
@@ -313,6 +339,8 @@ class ControlDelivery(models.Model):
     graded_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("control delivery")
+        verbose_name_plural = _("control deliveries")
         constraints = [
             models.UniqueConstraint(fields=["item", "expert"], name="control_delivery_unique")
         ]
@@ -334,6 +362,8 @@ class ControlStanding(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("control standing")
+        verbose_name_plural = _("control standings")
         constraints = [
             models.UniqueConstraint(fields=["expert", "panel"], name="control_standing_unique")
         ]
@@ -358,12 +388,29 @@ class SupervisorAction(models.Model):
     expert = models.ForeignKey(
         Expert, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    action = models.CharField(max_length=32, db_index=True)
+    class Kind(models.TextChoices):
+        AUTO_PAUSE = "auto_pause", _("automatic pause")
+        BUILD = "build", _("assignments built")
+        CONTROL_ITEM_ADD = "control_item_add", _("control item added")
+        CONTROL_SETTINGS = "control_settings", _("control settings changed")
+        EXAM_CREATE = "exam_create", _("exam created")
+        EXAM_IMPORT = "exam_import", _("exam imported")
+        EXAM_OVERRIDE = "exam_override", _("exam verdict overridden")
+        EXAM_VERSION = "exam_version", _("new exam version")
+        LOCK_BATCH = "lock_batch", _("batch locked")
+        PAUSE = "pause", _("expert paused")
+        REASSIGN = "reassign", _("work reassigned")
+        REOPEN_TRIPLE = "reopen_triple", _("triple reopened")
+        RESUME = "resume", _("expert resumed")
+
+    action = models.CharField(max_length=32, db_index=True, choices=Kind.choices)
     note = models.TextField(blank=True)
     data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
+        verbose_name = _("supervisor action")
+        verbose_name_plural = _("supervisor actions")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -382,6 +429,8 @@ class SupervisorNotice(models.Model):
     read_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("supervisor notice")
+        verbose_name_plural = _("supervisor notices")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -399,6 +448,10 @@ class PanelStats(models.Model):
     data = models.JSONField(default=dict)
     computed_at = models.DateTimeField()
     seconds = models.FloatField(default=0)
+
+    class Meta:
+        verbose_name = _("panel statistics")
+        verbose_name_plural = _("panel statistics")
 
     def __str__(self) -> str:
         return f"stats of {self.panel_id} at {self.computed_at:%Y-%m-%d %H:%M}"

@@ -35,8 +35,9 @@ class FunctionalStyle(BilingualMixin, models.Model):
     name_ru = models.CharField(max_length=128)
 
     class Meta:
-        ordering = ["name_en"]
         verbose_name = _("functional style")
+        verbose_name_plural = _("functional styles")
+        ordering = ["name_en"]
 
     def __str__(self) -> str:
         return self.name_en
@@ -50,8 +51,9 @@ class TaskGroup(BilingualMixin, models.Model):
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        ordering = ["position"]
         verbose_name = _("task group")
+        verbose_name_plural = _("task groups")
+        ordering = ["position"]
 
     def __str__(self) -> str:
         return self.name_en
@@ -93,8 +95,9 @@ class Task(BilingualMixin, models.Model):
     )
 
     class Meta:
-        ordering = ["position"]
         verbose_name = _("task")
+        verbose_name_plural = _("tasks")
+        ordering = ["position"]
 
     def __str__(self) -> str:
         return self.path
@@ -165,9 +168,9 @@ class Criterion(BilingualMixin, models.Model):
     overlap_override = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
-        ordering = ["key"]
         verbose_name = _("criterion")
         verbose_name_plural = _("criteria")
+        ordering = ["key"]
 
     def __str__(self) -> str:
         return self.key
@@ -188,6 +191,8 @@ class Rubric(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("rubric")
+        verbose_name_plural = _("rubrics")
         ordering = ["criterion", "version"]
         constraints = [
             models.UniqueConstraint(fields=["criterion", "version"], name="rubric_version_unique")
@@ -224,6 +229,8 @@ class TaskCriterion(models.Model):
     position = models.PositiveSmallIntegerField()
 
     class Meta:
+        verbose_name = _("task criterion")
+        verbose_name_plural = _("task criteria")
         ordering = ["task", "position"]
         constraints = [
             models.UniqueConstraint(fields=["task", "criterion"], name="task_criterion_unique")
