@@ -20,4 +20,5 @@ urlpatterns = [
     path("", include("annotation.import_urls")),
     path("", include("annotation.dataset_urls")),
     path("", include("panels.urls")),
+    path("", include("judging.urls")),
 ]

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "taxonomy",
     "panels",
     "annotation",
+    "judging",
 ]
 
 MIDDLEWARE = [
@@ -161,6 +162,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 300.0,
     },
 }
+
+# Judge workers: a batch claim is kept alive by a heartbeat; a silent claim may be taken over.
+JUDGE_HEARTBEAT_SECONDS = env.float("JUDGE_HEARTBEAT_SECONDS", default=30)
+JUDGE_CLAIM_STALE_SECONDS = env.int("JUDGE_CLAIM_STALE_SECONDS", default=120)
 
 # Django-axes: login throttling.
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)

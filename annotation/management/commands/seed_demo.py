@@ -38,7 +38,7 @@ def _build_assignments(answer_ids: Sequence[int]) -> str:
 
 
 def _maybe_run_demo_judge(say: Callable[[str], None]) -> str | None:
-    """INTEGRATION HOOK: a small LLM-judge run over the demo triples (judging.demo).
+    """A small LLM-judge run over the demo triples (judging.demo), next to the expert scores.
 
     A no-op (returns None) unless the judge extra is installed: torch and transformers importable
     and the `judging` app in INSTALLED_APPS. Runs once: a rerun finds the demo run and skips it.

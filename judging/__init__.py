@@ -1,0 +1,1 @@
+"""LLM judges on the Django side: configurations, runs, batches, estimates, judge-vs-experts."""

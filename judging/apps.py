@@ -1,0 +1,10 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class JudgingConfig(AppConfig):
+    name = "judging"
+    verbose_name = _("LLM judges")
+    default_auto_field = "django.db.models.BigAutoField"

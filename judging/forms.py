@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import LanguageModel
+from judging.models import JudgeBackendKind, JudgeConfig
+from judging.selectors import configs_current
+from panels.models import Panel
+from panels.selectors import panels_for_user
+from taxonomy.models import Task
+
+
+class RunStartForm(forms.Form):
+    """Start a judge run. Supervisors must pick one of their panels (a model or a task then
+    narrows it); admins may also pick a model, a task, or everything."""
+
+    config = forms.ModelChoiceField(queryset=JudgeConfig.objects.none(), label=_("Judge"))
+    panel: forms.ModelChoiceField = forms.ModelChoiceField(
+        queryset=Panel.objects.none(), required=False, label=_("Panel")
+    )
+    model = forms.ModelChoiceField(
+        queryset=LanguageModel.objects.order_by("name", "version"),
+        required=False,
+        label=_("Answer model"),
+    )
+    task = forms.ModelChoiceField(
+        queryset=Task.objects.order_by("position"), required=False, label=_("Task")
+    )
+    all = forms.BooleanField(required=False, label=_("All answers"))
+    limit = forms.IntegerField(required=False, min_value=1, label=_("At most this many triples"))
+    backend = forms.ChoiceField(
+        choices=[("", _("as configured")), *JudgeBackendKind.choices],
+        required=False,
+        label=_("Backend"),
+    )
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.user = user
+        self.is_admin = bool(user.is_staff or user.is_superuser)
+        current = [c.pk for c in configs_current()]
+        self.fields["config"].queryset = JudgeConfig.objects.filter(pk__in=current)  # type: ignore[attr-defined]
+        self.fields["panel"].queryset = panels_for_user(user)  # type: ignore[attr-defined]
+        if not self.is_admin:
+            self.fields["panel"].required = True
+            del self.fields["all"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not any(data.get(k) for k in ("panel", "model", "task", "all")):
+            raise forms.ValidationError(_("Choose a model, a task, a panel, or all answers."))
+        return data
+
+    def scope(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        if data.get("all"):
+            scope: dict[str, Any] = {"all": True}
+        else:
+            scope = {k: data[k].pk for k in ("panel", "model", "task") if data.get(k)}
+        if data.get("limit"):
+            scope["limit"] = data["limit"]
+        return scope

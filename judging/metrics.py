@@ -1,0 +1,190 @@
+"""Judge-vs-experts statistics as pure functions (no Django): each has hand-made exact tests.
+
+Conventions: expert scores of a triple are its submitted, non-NA scores; the expert *mode* is
+the single most frequent score, None on a tie (such triples are left out of mode-based numbers);
+verdict confidence is the share of the panel that gave the modal score.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+SUBSTITUTION_DRAWS = 100
+
+
+def mode(scores: Sequence[float]) -> float | None:
+    """The unique most frequent score; None for no scores or a tie."""
+    if not scores:
+        return None
+    counts = Counter(scores).most_common()
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return None
+    return counts[0][0]
+
+
+def mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def mae(pairs: Iterable[tuple[float, float | None]]) -> tuple[float | None, int]:
+    """Mean absolute error of (judge, reference) pairs; pairs without a reference are skipped."""
+    diffs = [abs(j - r) for j, r in pairs if r is not None]
+    return (sum(diffs) / len(diffs) if diffs else None), len(diffs)
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties sharing their average rank (what Spearman's rho needs)."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        rank = (i + j) / 2 + 1
+        for k in range(i, j + 1):
+            out[order[k]] = rank
+        i = j + 1
+    return out
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    n = len(x)
+    if n < 2 or n != len(y):
+        return None
+    mx, my = sum(x) / n, sum(y) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in y)
+    if sxx == 0 or syy == 0:
+        # A constant side has no ranking to agree with: undefined, not 0.
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rho with average ranks for ties (Pearson of the ranks)."""
+    return pearson(ranks(x), ranks(y))
+
+
+def spearman_by(
+    rows: Iterable[tuple[Hashable, float, float]],
+) -> dict[Hashable, tuple[float | None, int]]:
+    """rho per key of (key, judge, expert) rows, all criteria of a key pooled (as POLLUX does)."""
+    groups: dict[Hashable, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for key, judge, expert in rows:
+        groups[key][0].append(judge)
+        groups[key][1].append(expert)
+    return {key: (spearman(xs, ys), len(xs)) for key, (xs, ys) in sorted(groups.items(), key=str)}
+
+
+def verdict_confidence(scores: Sequence[float]) -> float | None:
+    """Share of the panel that gave the most frequent score (1.0 for a unanimous panel)."""
+    if not scores:
+        return None
+    return Counter(scores).most_common(1)[0][1] / len(scores)
+
+
+def substituted_confidence(
+    scores: Sequence[float], judge: float, *, seed: int, draws: int = SUBSTITUTION_DRAWS
+) -> float | None:
+    """Verdict confidence with the judge standing in for one randomly chosen expert, averaged
+    over `draws` draws of a generator seeded per triple (the same numbers on every page load)."""
+    if not scores:
+        return None
+    rng = random.Random(seed)  # noqa: S311 -- a reproducible draw, not a secret
+    total = 0.0
+    for _ in range(draws):
+        replaced = list(scores)
+        replaced[rng.randrange(len(scores))] = judge
+        total += verdict_confidence(replaced) or 0.0
+    return total / draws
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Counts of (expert mode, judge score): rows are experts, columns the judge."""
+
+    labels: list[float]
+    matrix: list[list[int]]
+
+    @property
+    def total(self) -> int:
+        return sum(map(sum, self.matrix))
+
+    @property
+    def agreement(self) -> float | None:
+        total = self.total
+        diag = sum(self.matrix[i][i] for i in range(len(self.labels)))
+        return diag / total if total else None
+
+
+def confusion(pairs: Iterable[tuple[float, float]]) -> Confusion:
+    """Confusion matrix of (expert mode, judge) pairs over the union of values seen."""
+    pairs = list(pairs)
+    labels = sorted({e for e, _ in pairs} | {j for _, j in pairs})
+    index = {v: i for i, v in enumerate(labels)}
+    matrix = [[0] * len(labels) for _ in labels]
+    for expert, judge in pairs:
+        matrix[index[expert]][index[judge]] += 1
+    return Confusion(labels, matrix)
+
+
+def length_bias(rows: Sequence[tuple[int, float, float]], *, bins: int = 4) -> dict[str, Any]:
+    """Does the score follow the answer's length? rows: (length, judge, expert mean).
+
+    Spearman's rho of length vs score for the judge and for the experts side by side, and both
+    mean scores per length bin (rows sorted by length, split into `bins` near-equal parts).
+    """
+    ordered = sorted(rows, key=lambda r: r[0])
+    n = len(ordered)
+    table = []
+    for b in range(min(bins, n)):
+        part = ordered[b * n // bins : (b + 1) * n // bins]
+        if not part:
+            continue
+        table.append(
+            {
+                "from": part[0][0],
+                "to": part[-1][0],
+                "n": len(part),
+                "judge": mean([r[1] for r in part]),
+                "expert": mean([r[2] for r in part]),
+            }
+        )
+    lengths = [float(r[0]) for r in ordered]
+    return {
+        "judge_rho": spearman(lengths, [r[1] for r in ordered]),
+        "expert_rho": spearman(lengths, [r[2] for r in ordered]),
+        "bins": table,
+    }
+
+
+def self_preference(rows: Iterable[tuple[bool, float, float]]) -> dict[str, Any]:
+    """Judge minus expert mean on answers of the judge's own family vs the others'.
+
+    rows: (same_family, judge, expert mean). A positive `delta` means the judge is kinder to its
+    own family than the experts are, beyond how kind it is to other models.
+    """
+    rows = list(rows)
+    same = [j - e for s, j, e in rows if s]
+    other = [j - e for s, j, e in rows if not s]
+    gap_same, gap_other = mean(same), mean(other)
+    delta = gap_same - gap_other if gap_same is not None and gap_other is not None else None
+    return {
+        "same_gap": gap_same,
+        "other_gap": gap_other,
+        "delta": delta,
+        "n_same": len(same),
+        "n_other": len(other),
+    }
+
+
+def same_family(family: str, model_name: str) -> bool:
+    """The judge's family named inside the answer model's name ("qwen" in "Qwen2.5-7B")."""
+    return bool(family) and family.strip().lower() in model_name.lower()

@@ -1,0 +1,149 @@
+"""Reads of the judging app: scopes, runs, and the judge-vs-experts rows behind the metrics."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from annotation.models import Estimate, EstimateStatus, Triple
+from judging.models import JudgeConfig, JudgeEstimate, JudgeRun
+from taxonomy.models import Task
+
+
+def config_current(name: str) -> JudgeConfig:
+    """The latest version of the configuration called `name`."""
+    return JudgeConfig.objects.filter(name=name).order_by("-version").first() or _missing(name)
+
+
+def _missing(name: str) -> JudgeConfig:
+    raise JudgeConfig.DoesNotExist(f"no judge configuration named {name!r}")
+
+
+def configs_current() -> list[JudgeConfig]:
+    """One row per configuration name: its latest version."""
+    latest: dict[str, JudgeConfig] = {}
+    for config in JudgeConfig.objects.order_by("name", "-version"):
+        latest.setdefault(config.name, config)
+    return list(latest.values())
+
+
+def scope_triples(scope: dict[str, Any]) -> QuerySet[Triple]:
+    """The triples a run covers, in prompt-friendly order: an answer's criteria side by side, so
+    a batch shares the (instruction, answer) prefix as much as possible."""
+    qs = Triple.objects.all()
+    if not scope.get("all"):
+        if scope.get("model"):
+            qs = qs.filter(answer__model_id=scope["model"])
+        if scope.get("panel"):
+            qs = qs.filter(panel_id=scope["panel"])
+        if scope.get("task"):
+            # A task of any level: its own instructions and those of every leaf under it.
+            task = Task.objects.get(pk=scope["task"])
+            qs = qs.filter(
+                Q(answer__instruction__task=task)
+                | Q(answer__instruction__task__path__startswith=task.path + " / ")
+            )
+    return qs.order_by("answer_id", "position", "id")
+
+
+def runs_for_user(user: Any) -> QuerySet[JudgeRun]:
+    """Admins see every run, supervisors the runs over one of their panels."""
+    qs = JudgeRun.objects.select_related("config", "created_by")
+    if user.is_staff or user.is_superuser:
+        return qs
+    panel_ids = list(user.supervised_panels.values_list("pk", flat=True))
+    return qs.filter(scope__panel__in=panel_ids)
+
+
+@dataclass
+class ComparisonRow:
+    """One judged triple with what the experts said about it."""
+
+    triple_id: int
+    judge: float | None
+    parse_ok: bool
+    expert_scores: list[float] = field(default_factory=list)
+    model: str = ""
+    task: str = ""
+    task_group: str = ""
+    criterion: str = ""
+    answer_length: int = 0
+
+
+def comparison_rows(run: JudgeRun) -> list[ComparisonRow]:
+    """Every estimate of the run with the submitted, non-NA expert scores of its triple.
+
+    Three queries whatever the size of the run; long texts are never loaded (length in SQL).
+    """
+    from django.db.models.functions import Length
+
+    judged = (
+        JudgeEstimate.objects.filter(run=run)
+        .annotate(answer_length=Length("triple__answer__text"))
+        .values_list(
+            "triple_id",
+            "score",
+            "parse_ok",
+            "triple__answer__model__name",
+            "triple__answer__instruction__task__path",
+            "triple__answer__instruction__task__group__name_en",
+            "triple__criterion__key",
+            "answer_length",
+        )
+        .order_by("triple_id")
+    )
+    rows = {
+        tid: ComparisonRow(tid, score, ok, [], model, task, group, crit, length or 0)
+        for tid, score, ok, model, task, group, crit, length in judged
+    }
+    expert = Estimate.objects.filter(
+        triple__judge_estimates__run=run,
+        status=EstimateStatus.SUBMITTED,
+        is_na=False,
+        score__isnull=False,
+    ).values_list("triple_id", "score")
+    scores: dict[int, list[float]] = defaultdict(list)
+    for tid, score in expert:
+        if score is not None:
+            scores[tid].append(float(score))
+    for tid, values in scores.items():
+        if tid in rows:
+            rows[tid].expert_scores = sorted(values)
+    return list(rows.values())
+
+
+def contradictions(run: JudgeRun) -> list[int]:
+    """Triples where a parsed judge score differs from a unanimous panel of two or more."""
+    out = []
+    for row in comparison_rows(run):
+        panel = row.expert_scores
+        if row.parse_ok and len(panel) >= 2 and len(set(panel)) == 1 and row.judge != panel[0]:
+            out.append(row.triple_id)
+    return out
+
+
+def contradiction_details(run: JudgeRun, triple_ids: list[int]) -> list[dict[str, Any]]:
+    """The drill-down: instruction, answer, the experts' rationales beside the judge's."""
+    estimates = {
+        e.triple_id: e
+        for e in JudgeEstimate.objects.filter(run=run, triple_id__in=triple_ids).select_related(
+            "triple__answer__instruction", "triple__answer__model", "triple__criterion"
+        )
+    }
+    rationales: dict[int, list[Estimate]] = defaultdict(list)
+    for est in (
+        Estimate.objects.filter(
+            triple_id__in=triple_ids, status=EstimateStatus.SUBMITTED, is_na=False
+        )
+        .select_related("expert")
+        .order_by("triple_id", "slot")
+    ):
+        rationales[est.triple_id].append(est)
+    return [
+        {"judge": estimates[tid], "experts": rationales.get(tid, [])}
+        for tid in triple_ids
+        if tid in estimates
+    ]

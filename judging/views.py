@@ -1,0 +1,105 @@
+"""Judge run pages: list, start, run page (progress polled by htmx, metrics), contradictions.
+
+Every view starts with its permission check; a run a user may not see is a 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from judging import selectors, services
+from judging.forms import RunStartForm
+from judging.models import JudgeRun
+from judging.report import run_report
+
+
+def _get_run_for_user(request: HttpRequest, pk: int, perm: str = "judging.view_run") -> JudgeRun:
+    run = get_object_or_404(JudgeRun.objects.select_related("config", "created_by"), pk=pk)
+    if not request.user.has_perm(perm, run):
+        raise Http404
+    return run
+
+
+def _require(request: HttpRequest, perm: str) -> None:
+    if not request.user.has_perm(perm):
+        raise PermissionDenied
+
+
+@login_required
+def run_list(request: HttpRequest) -> HttpResponse:
+    _require(request, "judging.view_runs")
+    runs = selectors.runs_for_user(request.user)[:200]
+    return render(
+        request,
+        "judging/run_list.html",
+        {"runs": runs, "may_start": request.user.has_perm("judging.start_run")},
+    )
+
+
+@login_required
+def run_start(request: HttpRequest) -> HttpResponse:
+    _require(request, "judging.start_run")
+    form = RunStartForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        run = services.run_create(
+            config=form.cleaned_data["config"],
+            scope=form.scope(),
+            created_by=request.user,
+            backend=form.cleaned_data.get("backend") or None,
+        )
+        messages.success(request, _("Judge run started: %(n)d triples.") % {"n": run.total})
+        return redirect("judging_run", pk=run.pk)
+    return render(request, "judging/run_start.html", {"form": form})
+
+
+def _progress_context(run: JudgeRun) -> dict[str, Any]:
+    return {"run": run, "rate": services.run_throughput(run)}
+
+
+@login_required
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _get_run_for_user(request, pk)
+    context = _progress_context(run)
+    context["may_manage"] = request.user.has_perm("judging.manage_run", run)
+    if getattr(request, "htmx", False):
+        return render(request, "judging/run_detail.html#progress", context)
+    context["report"] = run_report(run)
+    return render(request, "judging/run_detail.html", context)
+
+
+@login_required
+@require_POST
+def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _get_run_for_user(request, pk, "judging.manage_run")
+    if run.is_active:
+        services.run_cancel(run=run)
+        messages.info(request, _("The run is cancelled."))
+    return redirect("judging_run", pk=run.pk)
+
+
+@login_required
+@require_POST
+def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _get_run_for_user(request, pk, "judging.manage_run")
+    queued = services.run_resume(run=run)
+    messages.info(request, _("Resumed: %(n)d batches queued.") % {"n": queued})
+    return redirect("judging_run", pk=run.pk)
+
+
+@login_required
+def run_contradictions(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _get_run_for_user(request, pk)
+    page = Paginator(selectors.contradictions(run), 20).get_page(request.GET.get("page"))
+    items = selectors.contradiction_details(run, list(page.object_list))
+    return render(
+        request, "judging/contradictions.html", {"run": run, "page": page, "items": items}
+    )

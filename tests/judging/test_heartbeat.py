@@ -1,0 +1,48 @@
+"""A batch being judged keeps its claim alive: its heartbeat outlasts the staleness limit."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from judge_worker import JudgeItem, JudgeOutput
+from judging import services
+from judging.models import BatchStatus, JudgeBatch
+from tests.judging.conftest import ScriptedBackend, result
+
+# Committed rows: the heartbeat thread writes through its own connection.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_live_slow_batch_is_not_taken_over_but_a_silent_one_is(
+    material: Any, judge_config: Any, settings: Any
+) -> None:
+    settings.JUDGE_HEARTBEAT_SECONDS = 0.2
+    settings.JUDGE_CLAIM_STALE_SECONDS = 1
+    m = material(n_answers=1)
+    run = services.run_create(config=judge_config, scope={"panel": m.panel.pk}, enqueue=False)
+    batch = run.batches.get(number=0)
+    seen: list[str] = []
+
+    class Slow(ScriptedBackend):
+        def judge(self, items: Sequence[JudgeItem]) -> list[JudgeOutput]:
+            # Longer than the staleness limit; another worker tries to take the batch meanwhile.
+            time.sleep(2.0)
+            seen.append(services.batch_claim(batch_id=batch.pk, token="x" * 32))
+            return super().judge(items)
+
+    backend = Slow(lambda item: result(1))
+    assert services.batch_execute(batch_id=batch.pk, backend_factory=lambda r: backend) == "claimed"
+    assert seen == ["busy"]
+    batch.refresh_from_db()
+    assert (batch.status, batch.attempts) == (BatchStatus.DONE, 1)
+
+    # Without a heartbeat (the worker died), the same wait makes the claim stale.
+    other = run.batches.get(number=1)
+    services.batch_claim(batch_id=other.pk, token="y" * 32)
+    time.sleep(1.2)
+    assert services.batch_claim(batch_id=other.pk, token="z" * 32) == "claimed"
+    assert JudgeBatch.objects.get(pk=other.pk).attempts == 2
