@@ -137,6 +137,22 @@ def progress_by_group(panel: Panel) -> list[ProgressRow]:
     ]
 
 
+def localise_task_rows(rows: list[ProgressRow]) -> list[ProgressRow]:
+    """Task labels in the active language (snapshots store the English path, keyed by task id)."""
+    from dataclasses import replace
+
+    from taxonomy.models import Task
+
+    ids = [int(r.key) for r in rows if str(r.key).isdigit()]
+    tasks = {
+        t.pk: t for t in Task.objects.filter(pk__in=ids).select_related("group", "parent__parent")
+    }
+    return [
+        replace(r, label=tasks[int(r.key)].display_path()) if int(r.key) in tasks else r
+        for r in rows
+    ]
+
+
 def progress_by_task(panel: Panel, limit: int = 200) -> list[ProgressRow]:
     """Triples done / required per leaf task of the instructions."""
     from taxonomy.models import Task

@@ -73,7 +73,7 @@ def panel_page(request: HttpRequest, pk: int) -> HttpResponse:
             "panel": panel,
             "stats": stats,
             "groups": stats.groups,
-            "tasks": stats.tasks,
+            "tasks": selectors.localise_task_rows(stats.tasks),
             "throughput": throughput,
             "throughput_chart": plots.bar_chart(
                 [(f"{d:%d.%m}", n) for d, n in throughput],

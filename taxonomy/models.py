@@ -109,6 +109,10 @@ class Task(BilingualMixin, models.Model):
             node = node.parent  # type: ignore[assignment]
         return node
 
+    def display_path(self) -> str:
+        """The path in the active language (the stored `path` is the English natural key)."""
+        return " / ".join([self.group.name, *(node.name for node in self.lineage())])
+
     def lineage(self) -> list[Task]:
         """[task, subtask1, subtask2] from the top task down to this node."""
         nodes: list[Task] = []
