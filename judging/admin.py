@@ -5,6 +5,7 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db import models
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 
 from judging import services
 from judging.models import JudgeBatch, JudgeConfig, JudgeEstimate, JudgeRun
@@ -25,7 +26,10 @@ class JudgeConfigAdmin(admin.ModelAdmin):
         fields = {f: getattr(obj, f) for f in services.CONFIG_FIELDS}
         saved = services.config_save(name=obj.name, created_by=request.user, **fields)
         if change and saved.pk != obj.pk:
-            messages.info(request, f"Saved as {saved} (the previous version is kept).")
+            messages.info(
+                request,
+                _("Saved as %(config)s (the previous version is kept).") % {"config": saved},
+            )
         # The admin redirects to the object it saved: point it at the new version.
         obj.pk = saved.pk
         obj.version = saved.version

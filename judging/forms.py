@@ -27,7 +27,9 @@ class RunStartForm(forms.Form):
         label=_("Answer model"),
     )
     task = forms.ModelChoiceField(
-        queryset=Task.objects.order_by("position"), required=False, label=_("Task")
+        queryset=Task.objects.select_related("group", "parent__parent").order_by("position"),
+        required=False,
+        label=_("Task"),
     )
     all = forms.BooleanField(required=False, label=_("All answers"))
     limit = forms.IntegerField(required=False, min_value=1, label=_("At most this many triples"))
@@ -39,6 +41,9 @@ class RunStartForm(forms.Form):
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Labels in the active language (the models' __str__ is the English natural key).
+        self.fields["panel"].label_from_instance = lambda p: f"{p.number} · {p.name}"  # type: ignore[attr-defined]
+        self.fields["task"].label_from_instance = lambda t: t.display_path()  # type: ignore[attr-defined]
         self.user = user
         self.is_admin = bool(user.is_staff or user.is_superuser)
         current = [c.pk for c in configs_current()]
