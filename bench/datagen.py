@@ -6,8 +6,13 @@
 Full scale: ~2,100 instructions over real catalogue leaves, 11,500 answers of 6 models, the
 criteria of each leaf via taxonomy.services.criteria_for (computed once per leaf and style):
 ~170,000 triples and ~490,000 submitted estimates with Russian rationales. Small: about 1/20.
-The database is BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/pollux_bench).
+
+Each scale has a database of its own, pollux_bench_<scale> (pollux_bench_full,
+pollux_bench_small), so a small run never wipes the full data. BENCH_DATABASE_URL, when set,
+overrides that with one database for every scale (a different scale then regenerates it).
 A marker table remembers what was generated, so a second call with the same scale is a no-op.
+Every sequence behind a table filled by COPY with explicit ids is moved past MAX(id), so later ORM
+inserts in the bench database do not collide.
 """
 
 from __future__ import annotations
@@ -23,9 +28,22 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 SCALES = {
-    "full": {"instructions": 2100, "answers": 11_500, "experts": 320, "estimates": 490_000},
-    "small": {"instructions": 105, "answers": 575, "experts": 60, "estimates": 24_500},
+    "full": {
+        "instructions": 2100,
+        "answers": 11_500,
+        "experts": 320,
+        "triples": 170_000,
+        "estimates": 490_000,
+    },
+    "small": {
+        "instructions": 105,
+        "answers": 575,
+        "experts": 60,
+        "triples": 8_500,
+        "estimates": 24_500,
+    },
 }
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/pollux_bench_{scale}"
 MODELS = [
     "GigaChat-Max",
     "YandexGPT-5-Pro",
@@ -133,21 +151,41 @@ RATIONALE_OPENERS = [
 ]
 
 
-def _setup() -> None:
+def database_url(scale: str) -> str:
+    """The bench database of `scale`: BENCH_DATABASE_URL if set, else pollux_bench_<scale>."""
+    return os.environ.get("BENCH_DATABASE_URL") or DEFAULT_URL.format(scale=scale)
+
+
+def _setup(scale: str) -> None:
+    """Point Django (this process and the measured child processes) at the scale's database."""
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.bench")
-    _create_database()
+    url = database_url(scale)
+    # Children started by run_child inherit the environment, so they read the same database.
+    os.environ["BENCH_DATABASE_URL"] = url
+    _create_database(url)
     import django
+    import environ
+    from django.conf import settings
 
+    if settings.configured and "default" in settings.DATABASES:
+        # Settings were read before this call (another benchmark set Django up first): repoint
+        # the default connection rather than silently generating into the wrong database.
+        name = environ.Env.db_url_config(url)["NAME"]
+        if settings.DATABASES["default"]["NAME"] != name:
+            from django.db import connections
+
+            connections["default"].close()
+            settings.DATABASES["default"]["NAME"] = name
+            connections["default"].settings_dict["NAME"] = name
     django.setup()
 
 
-def _create_database() -> None:
+def _create_database(url: str) -> None:
     """CREATE DATABASE when the bench database does not exist yet."""
     import environ
     import psycopg
 
-    url = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/pollux_bench")
     cfg = environ.Env.db_url_config(url)
     name = cfg["NAME"]
     with psycopg.connect(
@@ -233,7 +271,7 @@ def _wipe() -> None:
 
 def ensure_dataset(scale: str, *, with_estimates: bool = True) -> dict[str, Any]:
     """Make sure the bench database holds the dataset of `scale`; returns its counts."""
-    _setup()
+    _setup(scale)
     from django.core.management import call_command
     from django.db import connection, transaction
 
@@ -244,6 +282,12 @@ def ensure_dataset(scale: str, *, with_estimates: bool = True) -> dict[str, Any]
         marker = _marker()
         if marker and marker["scale"] == scale and (marker["with_estimates"] or not with_estimates):
             return marker
+        if marker and marker["scale"] != scale:
+            print(
+                f"bench: {database_url(scale)} holds the {marker['scale']} dataset; "
+                f"regenerating it at {scale} scale",
+                file=sys.stderr,
+            )
         started = time.perf_counter()
         with transaction.atomic():
             _wipe()
@@ -262,6 +306,31 @@ def ensure_dataset(scale: str, *, with_estimates: bool = True) -> dict[str, Any]
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [LOCK_KEY])
+
+
+class _Instr:
+    """What criteria_for needs of an instruction: its leaf task and functional style."""
+
+    def __init__(self, task_id: int, style_id: int | None) -> None:
+        self.task_id, self.style_id = task_id, style_id
+
+
+def _leaf_weights(counts: list[float], mean: float) -> np.ndarray:
+    """Probabilities proportional to exp(-lam * count), lam chosen so the expected count is mean."""
+    c = np.asarray(counts, dtype=float)
+
+    def weights(lam: float) -> np.ndarray:
+        w = np.exp(-lam * (c - c.min()))
+        return np.asarray(w / w.sum())
+
+    lo, hi = -5.0, 5.0
+    for _ in range(60):  # bisection: the expected count falls as lam grows
+        mid = (lo + hi) / 2
+        if float(weights(mid) @ c) > mean:
+            lo = mid
+        else:
+            hi = mid
+    return weights((lo + hi) / 2)
 
 
 def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
@@ -348,17 +417,25 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
         ["expert_id", "panel_id", "qualified", "qualified_groups", "joined_at"],
         memberships,
     )
-    _reset_sequence(Expert._meta.db_table)
 
     models = [LanguageModel.objects.create(name=name, version="2025") for name in MODELS]
 
-    # Instructions over real leaves; a fifth written in another functional style.
+    # Instructions over real leaves; a fifth written in another functional style. Leaves are
+    # drawn with weights leaning towards short criteria lists so that the answers' triples average
+    # POLLUX's ~15 (uniform leaves average ~18, which overshoots ~170,000 triples by a fifth).
     leaves = list(Task.objects.filter(is_leaf=True).values_list("pk", "style_id"))
     styles = list(FunctionalStyle.objects.values_list("pk", flat=True))
+    # Expected set size of a leaf: its own style 80 % of the time, another style 20 %.
+    expected = [
+        0.8 * len(criteria_for(_Instr(*leaf)))
+        + 0.2 * float(np.mean([len(criteria_for(_Instr(leaf[0], st))) for st in styles]))
+        for leaf in leaves
+    ]
+    leaf_weights = _leaf_weights(expected, size["triples"] / size["answers"])
     instr_rows = []
     instr_meta: list[tuple[int, int | None]] = []
     for i in range(size["instructions"]):
-        leaf_id, leaf_style = leaves[int(rng.integers(len(leaves)))]
+        leaf_id, leaf_style = leaves[int(rng.choice(len(leaves), p=leaf_weights))]
         style = leaf_style
         if rng.random() < 0.2:
             style = styles[int(rng.integers(len(styles)))]
@@ -397,7 +474,6 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
         ],
         instr_rows,
     )
-    _reset_sequence(Instruction._meta.db_table)
 
     # Answers: spread over the instructions, each instruction answered by distinct models.
     n_ans = size["answers"]
@@ -428,16 +504,11 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
         ],
         answer_rows,
     )
-    _reset_sequence(Answer._meta.db_table)
     del answer_rows
 
     # Triples: criteria_for once per (leaf, style), routing in memory.
     routing = RoutingTable.load()
     sets: dict[tuple[int, int | None], list[tuple[Criterion, int, int]]] = {}
-
-    class _Instr:
-        def __init__(self, task_id: int, style_id: int | None) -> None:
-            self.task_id, self.style_id = task_id, style_id
 
     triple_rows = []
     # id, answer, group, panel, top score, overlap, rubric, lowest score
@@ -481,7 +552,6 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
         ],
         triple_rows,
     )
-    _reset_sequence(Triple._meta.db_table)
     n_triples = len(triple_rows)
     del triple_rows
     stats: dict[str, Any] = {
@@ -492,11 +562,16 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
         "estimates": 0,
     }
     if not with_estimates:
+        reset_sequences()
         return stats
 
     # Estimates: the overlap of the group, thinned to the target count.
-    overlaps = np.array([t[5] for t in triple_info])
-    keep_share = min(1.0, size["estimates"] / overlaps.sum())
+    # Each triple gets its overlap (capped by its panel's pool) with probability keep_share, else
+    # one fewer: keep_share is set so the expected total is the target.
+    full_k = np.array([min(t[5], len(pools[t[3]] or pools[panels[0]])) for t in triple_info])
+    less_k = np.minimum(np.maximum(1, full_k - 1), full_k)
+    spread = float(full_k.sum() - less_k.sum())
+    keep_share = float(np.clip((size["estimates"] - less_k.sum()) / max(spread, 1.0), 0.0, 1.0))
     rationale_pool = [
         f"{RATIONALE_OPENERS[i % len(RATIONALE_OPENERS)]} {_text(rng, int(rng.integers(20, 220)))}"
         for i in range(5000)
@@ -571,7 +646,6 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
             for (e, a, p), aid in assignments.items()
         ),
     )
-    _reset_sequence(Assignment._meta.db_table)
     _copy(
         Estimate._meta.db_table,
         [
@@ -592,7 +666,7 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
         ],
         est_rows,
     )
-    _reset_sequence(Estimate._meta.db_table)
+    reset_sequences()
     stats["estimates"] = len(est_rows)
     stats["assignments"] = len(assignments)
     with connection.cursor() as cursor:
@@ -609,14 +683,37 @@ def _next_id(table: str) -> int:
         return int(cursor.fetchone()[0])
 
 
-def _reset_sequence(table: str) -> None:
-    from django.db import connection
+def reset_sequences() -> None:
+    """Move the id sequence of every table the generator fills past its MAX(id).
 
+    COPY with explicit ids bypasses the sequences; without this, the next ORM insert (another
+    benchmark creating experts or answers in the bench database) collides with a generated row.
+    """
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.db.models import Model
+
+    from annotation.models import Answer, Assignment, Estimate, Instruction, LanguageModel, Triple
+    from panels.models import Expert, Membership
+
+    models: list[type[Model]] = [
+        get_user_model(),
+        Expert,
+        Membership,
+        LanguageModel,
+        Instruction,
+        Answer,
+        Triple,
+        Assignment,
+        Estimate,
+    ]
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "  # noqa: S608 (trusted table names)
-            f"(SELECT COALESCE(MAX(id), 1) FROM {table}))"
-        )
+        for model in models:
+            table = model._meta.db_table
+            cursor.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "  # noqa: S608 (trusted table names)
+                f"COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)"
+            )
 
 
 def main() -> None:
@@ -652,11 +749,15 @@ def run_child(module: str, step: str, scale: str, timeout: float = 1800) -> dict
         "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings.bench')\n"
         "import django; django.setup()\n"
         f"import {module} as m\n"
+        "u0 = resource.getrusage(resource.RUSAGE_SELF)\n"
         "t = time.perf_counter()\n"
         f"extra = m.{step}({scale!r})\n"
         "s = time.perf_counter() - t\n"
-        "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
-        "print('RESULT ' + json.dumps({'seconds': s, 'peak_mb': rss, 'extra': extra}))\n"
+        "u1 = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "cpu = u1.ru_utime - u0.ru_utime + u1.ru_stime - u0.ru_stime\n"
+        "rss = u1.ru_maxrss / 1024\n"
+        "print('RESULT ' + json.dumps("
+        "{'seconds': s, 'cpu_s': cpu, 'peak_mb': rss, 'load': os.getloadavg(), 'extra': extra}))\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code],
@@ -673,8 +774,14 @@ def run_child(module: str, step: str, scale: str, timeout: float = 1800) -> dict
 
 
 def result_line(name: str, fast: dict[str, Any], naive: dict[str, Any]) -> str:
+    """Print wall/CPU/memory of both steps, return `NAME: VALUE s (baseline VALUE s, ratio R)`."""
     ratio = naive["seconds"] / fast["seconds"] if fast["seconds"] else float("inf")
-    return (
-        f"{name}: {fast['seconds']:.2f} s (baseline {naive['seconds']:.2f} s, ratio {ratio:.1f}); "
-        f"peak memory {fast['peak_mb']:.0f} MB (baseline {naive['peak_mb']:.0f} MB)"
-    )
+    for label, run in (("fast", fast), ("baseline", naive)):
+        print(
+            f"{name} {label}: wall {run['seconds']:.2f} s, "
+            f"CPU {run.get('cpu_s', float('nan')):.2f} s "
+            f"(this process; the PostgreSQL backend's CPU is extra), "
+            f"peak memory {run['peak_mb']:.0f} MB, load average at end {run.get('load')}",
+            flush=True,
+        )
+    return f"{name}: {fast['seconds']:.2f} s (baseline {naive['seconds']:.2f} s, ratio {ratio:.1f})"

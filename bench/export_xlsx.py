@@ -1,8 +1,9 @@
 """Excel export at POLLUX scale: python bench/run.py export-xlsx --scale full.
 
-Fast: annotation.export.dataset_export to .xlsx (one snapshot, COPY out, xlsxwriter in
-constant_memory mode, safe text cells), aggregation included. Baseline: pandas.DataFrame.to_excel
-of the same two tables (read back from the Parquet export beforehand, not timed).
+Fast: annotation.export.dataset_export to .xlsx (one snapshot, COPY out, sheet XML built by Arrow
+string kernels and streamed into the zip, safe text cells), aggregation included. Baseline:
+pandas.DataFrame.to_excel of the same two tables (read back from the Parquet export beforehand,
+not timed).
 """
 
 from __future__ import annotations

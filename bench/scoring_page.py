@@ -52,8 +52,8 @@ def _prepare(n_experts: int, per_expert: int) -> list[str]:
     from panels.models import Expert, Membership, Panel
 
     user_model = get_user_model()
+    # bench.datagen.ensure_dataset has moved every id sequence past the COPY-loaded rows.
     _cleanup()
-    _sync_sequences()
     panel = Panel.objects.get(key="science")
     with transaction.atomic():
         # Only bench experts may receive the bench answers: everyone else is paused meanwhile.
@@ -87,21 +87,6 @@ def _prepare(n_experts: int, per_expert: int) -> list[str]:
         )
         assignments_build(answer_ids=[a.pk for a in new])
     return names
-
-
-def _sync_sequences() -> None:
-    """Rows loaded by COPY with explicit ids leave sequences behind; move them past MAX(id)."""
-    from django.db import connection
-
-    tables = ["auth_user", "panels_expert", "panels_membership", "annotation_instruction",
-              "annotation_answer", "annotation_triple", "annotation_assignment",
-              "annotation_estimate"]  # fmt: skip
-    with connection.cursor() as cursor:
-        for table in tables:
-            cursor.execute(
-                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "  # noqa: S608
-                f"COALESCE((SELECT MAX(id) FROM {table}), 0) + 1, false)"
-            )
 
 
 def _cleanup() -> None:
@@ -244,7 +229,9 @@ def main(scale: str) -> str:
                     async with gate:
                         return await _login(c, u)
 
-                logged = await asyncio.gather(*(login(c, u) for c, u in zip(clients, names)))
+                logged = await asyncio.gather(
+                    *(login(c, u) for c, u in zip(clients, names, strict=True))
+                )
                 assert all(logged), "bench experts could not log in"
                 started = time.perf_counter()
                 done = await asyncio.wait_for(
@@ -273,14 +260,14 @@ def main(scale: str) -> str:
     ).count()
     submitted = sum(done)
     _cleanup()
-    print(
-        f"experts {n}, answers submitted {submitted}, estimates stored {stored}, errors {errors[:5]}"
-    )
+    o, sub = timings["open"], timings["submit"]
+    print(f"experts {n}, answers submitted {submitted}, estimates stored {stored}")
+    print(f"errors {errors[:5]}")
     print(
         f"scoring: {scoring_rps:.0f} req/s over {scoring_s:.1f} s; "
-        f"open next p50 {_pct(timings['open'], 0.5):.0f} ms p95 {_pct(timings['open'], 0.95):.0f} ms "
-        f"p99 {_pct(timings['open'], 0.99):.0f} ms; submit p50 {_pct(timings['submit'], 0.5):.0f} ms "
-        f"p95 {_pct(timings['submit'], 0.95):.0f} ms p99 {_pct(timings['submit'], 0.99):.0f} ms"
+        f"open next p50 {_pct(o, 0.5):.0f} ms p95 {_pct(o, 0.95):.0f} ms "
+        f"p99 {_pct(o, 0.99):.0f} ms; submit p50 {_pct(sub, 0.5):.0f} ms "
+        f"p95 {_pct(sub, 0.95):.0f} ms p99 {_pct(sub, 0.99):.0f} ms"
     )
     print(
         f"trivial view: {trivial_rps:.0f} req/s; p50 {_pct(trivial, 0.5):.0f} ms "
