@@ -30,8 +30,8 @@ from annotation.models import (
 )
 from annotation.routing import RoutingTable, overlap_for
 from panels.models import Membership
-from taxonomy.models import Criterion, CriterionGroup
-from taxonomy.services import criteria_for
+from taxonomy.models import CriterionGroup
+from taxonomy.services import CriteriaIndex
 
 Progress = Callable[[int, int], None]
 # Serialises builders: two concurrent builds would otherwise race for the same free slots.
@@ -39,14 +39,6 @@ BUILD_LOCK_ID = 0x504F4C4C  # "POLL"
 OPEN_STATUSES = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
 # Above this many rows, PostgreSQL gets COPY instead of INSERT (bench/assignments.py compares).
 COPY_THRESHOLD = 1000
-
-
-class _Key:
-    """Routing key of an instruction: criteria sets are computed once per (task, style)."""
-
-    def __init__(self, task_id: int, style_id: int | None) -> None:
-        self.task_id = task_id
-        self.style_id = style_id
 
 
 def triples_build(*, answer_ids: Iterable[int] | None = None) -> int:
@@ -57,7 +49,7 @@ def triples_build(*, answer_ids: Iterable[int] | None = None) -> int:
     if answer_ids is not None:
         answers = answers.filter(pk__in=list(answer_ids))
     rows = answers.values_list("pk", "instruction__task_id", "instruction__style_id")
-    criteria_cache: dict[tuple[int, int | None], list[Criterion]] = {}
+    index = CriteriaIndex()
     existing: set[tuple[int, int]] = set()
     answer_pks = [pk for pk, _t, _s in rows]
     for chunk_start in range(0, len(answer_pks), 20000):
@@ -67,10 +59,7 @@ def triples_build(*, answer_ids: Iterable[int] | None = None) -> int:
         )
     new: list[Triple] = []
     for answer_id, task_id, style_id in rows:
-        key = (task_id, style_id)
-        if key not in criteria_cache:
-            criteria_cache[key] = criteria_for(_Key(task_id, style_id))
-        for position, criterion in enumerate(criteria_cache[key]):
+        for position, criterion in enumerate(index.for_task(task_id, style_id)):
             if (answer_id, criterion.pk) in existing or criterion.rubric_id is None:
                 continue
             new.append(

@@ -184,7 +184,11 @@ class Estimate(models.Model):
     never hands out a slot above the triple's overlap).
     """
 
-    triple = models.ForeignKey(Triple, on_delete=models.CASCADE, related_name="estimates")
+    # No index of its own: the unique (triple, expert) constraint's index starts with triple.
+    # Every index costs time when the builder writes ~490,000 slots at once.
+    triple = models.ForeignKey(
+        Triple, on_delete=models.CASCADE, related_name="estimates", db_index=False
+    )
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="estimates")
     expert = models.ForeignKey(Expert, on_delete=models.PROTECT, related_name="estimates")
     slot = models.PositiveSmallIntegerField()
@@ -195,7 +199,10 @@ class Estimate(models.Model):
     is_na = models.BooleanField(default=False)
     rationale = models.TextField(blank=True)
     # The rubric version the score was given under.
-    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, null=True, blank=True)
+    # Not indexed: only a (rare) rubric deletion looks estimates up by rubric.
+    rubric = models.ForeignKey(
+        Rubric, on_delete=models.PROTECT, null=True, blank=True, db_index=False
+    )
     time_spent_ms = models.PositiveBigIntegerField(default=0)
     revision = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
@@ -215,7 +222,6 @@ class Estimate(models.Model):
                 name="estimate_submitted_has_score",
             ),
         ]
-        indexes = [models.Index(fields=["status", "triple"])]
 
     def __str__(self) -> str:
         return f"estimate {self.pk}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -218,6 +219,57 @@ class HasTaskAndStyle(Protocol):
     style_id: int | None
 
 
+class CriteriaIndex:
+    """The catalogue in memory: criteria sets of many instructions with a handful of queries.
+
+    The assignment builder resolves thousands of answers; one query per instruction would
+    dominate its run time.
+    """
+
+    def __init__(self) -> None:
+        criteria = {c.pk: c for c in Criterion.objects.select_related("rubric", "style")}
+        self.listed: dict[int, list[Criterion]] = defaultdict(list)
+        for task_id, criterion_id in TaskCriterion.objects.order_by(
+            "task_id", "position"
+        ).values_list("task_id", "criterion_id"):
+            self.listed[task_id].append(criteria[criterion_id])
+        self.leaf_style: dict[int, int | None] = dict(
+            Task.objects.filter(is_leaf=True).values_list("pk", "style_id")
+        )
+        self.domain_by_style: dict[int | None, list[Criterion]] = defaultdict(list)
+        for criterion in sorted(criteria.values(), key=lambda c: c.key):
+            if criterion.group == CriterionGroup.DOMAIN:
+                self.domain_by_style[criterion.style_id].append(criterion)
+        self.critical = sorted(
+            (c for c in criteria.values() if c.group == CriterionGroup.CRITICAL),
+            key=lambda c: c.key,
+        )
+        self._cache: dict[tuple[int, int | None], list[Criterion]] = {}
+
+    def for_task(self, task_id: int, style_id: int | None) -> list[Criterion]:
+        key = (task_id, style_id)
+        if key not in self._cache:
+            self._cache[key] = self._resolve(task_id, style_id)
+        return self._cache[key]
+
+    def _resolve(self, task_id: int, style_id: int | None) -> list[Criterion]:
+        if task_id not in self.leaf_style:
+            raise Task.DoesNotExist(f"task {task_id} is not a leaf of the catalogue")
+        listed = self.listed.get(task_id, [])
+        leaf_style = self.leaf_style[task_id]
+        style_id = style_id or leaf_style
+        chosen = [c for c in listed if c.group != CriterionGroup.DOMAIN]
+        if style_id == leaf_style:
+            chosen += [c for c in listed if c.group == CriterionGroup.DOMAIN]
+        else:
+            chosen += self.domain_by_style.get(style_id, [])
+        present = {c.key for c in chosen}
+        chosen += [c for c in self.critical if c.key not in present]
+        order = {group: i for i, group in enumerate(GROUP_ORDER)}
+        # Stable sort: within a group the catalogue's order is kept.
+        return sorted(chosen, key=lambda c: order[CriterionGroup(c.group)])
+
+
 def criteria_for(instruction: HasTaskAndStyle) -> list[Criterion]:
     """The criteria set of an instruction, critical gates first.
 
@@ -228,29 +280,4 @@ def criteria_for(instruction: HasTaskAndStyle) -> list[Criterion]:
     the style is the leaf's, otherwise every domain criterion bound to the instruction's style
     (a general-purpose task written in, say, official style is judged by official-style rules).
     """
-    leaf = Task.objects.select_related("style").get(pk=instruction.task_id)
-    listed = list(
-        Criterion.objects.filter(taskcriterion__task=leaf)
-        .select_related("rubric", "style")
-        .order_by("taskcriterion__position")
-    )
-    style_id = instruction.style_id or leaf.style_id
-    chosen = [c for c in listed if c.group != CriterionGroup.DOMAIN]
-    if style_id == leaf.style_id:
-        chosen += [c for c in listed if c.group == CriterionGroup.DOMAIN]
-    else:
-        chosen += list(
-            Criterion.objects.filter(group=CriterionGroup.DOMAIN, style_id=style_id)
-            .select_related("rubric", "style")
-            .order_by("key")
-        )
-    present = {c.key for c in chosen}
-    chosen += list(
-        Criterion.objects.filter(group=CriterionGroup.CRITICAL)
-        .exclude(key__in=present)
-        .select_related("rubric", "style")
-        .order_by("key")
-    )
-    order = {group: i for i, group in enumerate(GROUP_ORDER)}
-    # Stable sort: within a group the catalogue's order is kept.
-    return sorted(chosen, key=lambda c: order[CriterionGroup(c.group)])
+    return CriteriaIndex().for_task(instruction.task_id, instruction.style_id)
