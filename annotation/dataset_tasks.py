@@ -9,25 +9,25 @@ deliveries never both publish a file.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from celery import shared_task
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.aggregation import AggregationSettings, JobProgress, aggregation_run
 from annotation.export import ExportOptions, dataset_export
+from annotation.jobs import STALE_AFTER, job_claim, jobs_requeue_stale
+from annotation.jobs import job_finish_attempt as _finish
 from annotation.models import Job, JobKind, JobStatus
 
 log = logging.getLogger(__name__)
 
 EXPORT_DIR = "exports"
-# A running job whose heartbeat is older than this is taken to have lost its worker.
-STALE_AFTER = timedelta(minutes=10)
 
 
 # --------------------------------------------------------------------------------------------
@@ -51,69 +51,10 @@ def dataset_job_create(*, kind: str, user: Any, params: dict[str, Any]) -> Job:
     return job
 
 
-def job_claim(job_id: int, *, stale_after: timedelta = STALE_AFTER) -> int | None:
-    """Take the job for this attempt; returns the attempt number, or None when not ours.
-
-    Queued jobs are taken at once; a running job only when its heartbeat is stale (its worker
-    died). The UPDATE matches the attempt count we read, so concurrent deliveries cannot both win.
-    """
-    job = Job.objects.filter(pk=job_id).values("status", "attempts", "result", "started_at").first()
-    if job is None or job["status"] in (JobStatus.DONE, JobStatus.CANCELLED, JobStatus.FAILED):
-        return None
-    if job["status"] == JobStatus.RUNNING and not _is_stale(dict(job), stale_after):
-        return None
-    attempt = job["attempts"] + 1
-    won = Job.objects.filter(pk=job_id, status=job["status"], attempts=job["attempts"]).update(
-        status=JobStatus.RUNNING,
-        attempts=attempt,
-        started_at=timezone.now(),
-        progress_done=0,
-        message="",
-        result={"heartbeat": timezone.now().isoformat()},
-    )
-    return attempt if won == 1 else None
-
-
-def _is_stale(job: dict[str, Any], stale_after: timedelta) -> bool:
-    beat = (job.get("result") or {}).get("heartbeat")
-    last = datetime.fromisoformat(beat) if beat else job.get("started_at")
-    return last is None or timezone.now() - last > stale_after
-
-
-def _finish(job_id: int, attempt: int, **fields: Any) -> bool:
-    """Finish the job only if this attempt still owns it."""
-    fields.setdefault("finished_at", timezone.now())
-    return (
-        Job.objects.filter(pk=job_id, attempts=attempt, status=JobStatus.RUNNING).update(**fields)
-        == 1
-    )
-
-
 def export_relative_path(job: Job) -> str:
     ext = "xlsx" if job.params.get("format") == "xlsx" else "zip"
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     return f"{EXPORT_DIR}/dataset-{job.pk}-{stamp}.{ext}"
-
-
-def jobs_requeue_stale(*, stale_after: timedelta = STALE_AFTER) -> list[int]:
-    """Re-send dataset jobs whose worker died (running with a stale heartbeat).
-
-    Redis redelivers an unacknowledged task only after the broker's visibility timeout (hours);
-    this sweeper (run by beat) gets such jobs going again within minutes. A duplicate delivery
-    is harmless: job_claim lets one attempt own the job.
-    """
-    cutoff = timezone.now() - stale_after
-    sent: list[int] = []
-    running = Job.objects.filter(
-        kind__in=[JobKind.AGGREGATE, JobKind.EXPORT], status=JobStatus.RUNNING
-    ).filter(Q(started_at__lt=cutoff) | Q(started_at__isnull=True))
-    for job in running.only("pk", "kind", "result", "started_at"):
-        if not _is_stale({"result": job.result, "started_at": job.started_at}, stale_after):
-            continue
-        task = export_dataset_job if job.kind == JobKind.EXPORT else aggregate_job
-        task.apply_async(args=(job.pk,), kwargs={"stale_after_s": stale_after.total_seconds()})
-        sent.append(job.pk)
-    return sent
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,4 +130,5 @@ def export_dataset_job(job_id: int, stale_after_s: float | None = None) -> None:
 
 @shared_task(name="annotation.dataset_tasks.requeue_stale_dataset_jobs")
 def requeue_stale_dataset_jobs() -> list[int]:
+    """Beat: re-send every kind of job whose worker died (builds and imports too)."""
     return jobs_requeue_stale()

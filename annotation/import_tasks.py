@@ -11,6 +11,7 @@ from django.utils import translation
 
 from annotation.importing import import_summary, material_import
 from annotation.jobs import job_claim, job_finish, job_progress
+from annotation.models import Job
 
 logger = logging.getLogger(__name__)
 
@@ -22,14 +23,15 @@ def import_material_job(job_id: int) -> None:
     A worker killed mid-import is harmless: the import is one transaction, so a redelivered
     task starts from a clean slate and re-imports the file.
     """
-    job = job_claim(job_id)
-    if job is None:
+    attempt = job_claim(job_id)
+    if attempt is None:
         return
+    job = Job.objects.get(pk=job_id)
     root = Path(settings.PRIVATE_STORAGE_ROOT).resolve()
     path = (root / str(job.params.get("path", ""))).resolve()
     if not path.is_relative_to(root / "imports"):
         # Only files the upload view stored may be read, never a path smuggled into params.
-        job_finish(job_id, error="invalid import path")
+        job_finish(job_id, attempt, error="invalid import path")
         return
     language = job.params.get("language") or settings.LANGUAGE_CODE
     with translation.override(language):
@@ -39,10 +41,10 @@ def import_material_job(job_id: int) -> None:
             )
         except Exception as exc:
             logger.exception("import job %s crashed", job_id)
-            job_finish(job_id, error=f"{type(exc).__name__}: {exc}")
+            job_finish(job_id, attempt, error=f"{type(exc).__name__}: {exc}")
             return
         summary = import_summary(report)
     if report.ok:
-        job_finish(job_id, result=report.as_dict())
+        job_finish(job_id, attempt, result=report.as_dict())
     else:
-        job_finish(job_id, result=report.as_dict(), error=summary)
+        job_finish(job_id, attempt, result=report.as_dict(), error=summary)

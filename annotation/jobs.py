@@ -1,37 +1,112 @@
-"""Job bookkeeping shared by every long Celery task: claim, progress, finish."""
+"""Job bookkeeping shared by every long Celery task: claim, progress with heartbeat, finish.
+
+A job is claimed by compare-and-set on (status, attempts): a redelivered or re-sent task either
+takes over a job whose worker died (running, stale heartbeat) or does nothing (the job is
+done or another worker holds it). Only the attempt that still owns the job may finish it.
+Redis redelivers an unacknowledged task only after the broker's visibility timeout (hours), so
+`jobs_requeue_stale` (run by beat) re-sends jobs whose worker died within minutes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import F
+from celery import current_app
+from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Job, JobStatus
+from annotation.models import Job, JobKind, JobStatus
+
+# A running job whose heartbeat is older than this is taken to have lost its worker.
+STALE_AFTER = timedelta(minutes=10)
+# The Celery task that runs each kind of job (by name: no import cycle with the task modules).
+TASKS = {
+    JobKind.ASSIGNMENTS: "annotation.tasks.build_assignments",
+    JobKind.IMPORT: "annotation.import_material",
+    JobKind.AGGREGATE: "annotation.dataset_tasks.aggregate_job",
+    JobKind.EXPORT: "annotation.dataset_tasks.export_dataset_job",
+}
 
 
-def job_claim(job_id: int) -> Job | None:
-    """Move a job to RUNNING unless it already finished (a redelivered task does nothing)."""
-    updated = Job.objects.filter(
-        pk=job_id, status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
-    ).update(status=JobStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1)
-    if not updated:
+def _heartbeat() -> dict[str, str]:
+    return {"heartbeat": timezone.now().isoformat()}
+
+
+def job_is_stale(job: dict[str, Any], stale_after: timedelta = STALE_AFTER) -> bool:
+    beat = (job.get("result") or {}).get("heartbeat")
+    last = datetime.fromisoformat(beat) if beat else job.get("started_at")
+    return last is None or timezone.now() - last > stale_after
+
+
+def job_claim(job_id: int, *, stale_after: timedelta = STALE_AFTER) -> int | None:
+    """Take the job for this attempt; returns the attempt number, or None when not ours."""
+    job = Job.objects.filter(pk=job_id).values("status", "attempts", "result", "started_at").first()
+    if job is None or job["status"] in (JobStatus.DONE, JobStatus.CANCELLED, JobStatus.FAILED):
         return None
-    return Job.objects.get(pk=job_id)
+    if job["status"] == JobStatus.RUNNING and not job_is_stale(dict(job), stale_after):
+        return None
+    attempt = int(job["attempts"]) + 1
+    won = Job.objects.filter(pk=job_id, status=job["status"], attempts=job["attempts"]).update(
+        status=JobStatus.RUNNING,
+        attempts=attempt,
+        started_at=timezone.now(),
+        progress_done=0,
+        message="",
+        result=_heartbeat(),
+    )
+    return attempt if won == 1 else None
 
 
 def job_progress(job_id: int) -> Callable[[int, int], None]:
+    """A progress callback that also proves the worker is alive."""
+
     def report(done: int, total: int) -> None:
-        Job.objects.filter(pk=job_id).update(progress_done=done, progress_total=total)
+        Job.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(
+            progress_done=done, progress_total=total, result=_heartbeat()
+        )
 
     return report
 
 
-def job_finish(job_id: int, *, result: dict[str, Any] | None = None, error: str = "") -> None:
-    Job.objects.filter(pk=job_id).update(
+def job_finish_attempt(job_id: int, attempt: int, **fields: Any) -> bool:
+    """Finish the job only if this attempt still owns it."""
+    fields.setdefault("finished_at", timezone.now())
+    return (
+        Job.objects.filter(pk=job_id, attempts=attempt, status=JobStatus.RUNNING).update(**fields)
+        == 1
+    )
+
+
+def job_finish(
+    job_id: int, attempt: int, *, result: dict[str, Any] | None = None, error: str = ""
+) -> bool:
+    return job_finish_attempt(
+        job_id,
+        attempt,
         status=JobStatus.FAILED if error else JobStatus.DONE,
         message=error[:2000],
         result=result or {},
-        finished_at=timezone.now(),
     )
+
+
+def jobs_requeue_stale(*, stale_after: timedelta = STALE_AFTER) -> list[int]:
+    """Re-send jobs whose worker died (running with a stale heartbeat). Duplicates are harmless:
+    job_claim lets one attempt own the job."""
+    cutoff = timezone.now() - stale_after
+    sent: list[int] = []
+    running = Job.objects.filter(kind__in=list(TASKS), status=JobStatus.RUNNING).filter(
+        Q(started_at__lt=cutoff) | Q(started_at__isnull=True)
+    )
+    for job in running.only("pk", "kind", "result", "started_at"):
+        if not job_is_stale({"result": job.result, "started_at": job.started_at}, stale_after):
+            continue
+        kwargs = (
+            {"stale_after_s": stale_after.total_seconds()}
+            if job.kind in (JobKind.AGGREGATE, JobKind.EXPORT)
+            else {}
+        )
+        current_app.send_task(TASKS[JobKind(job.kind)], args=(job.pk,), kwargs=kwargs)
+        sent.append(job.pk)
+    return sent

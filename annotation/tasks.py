@@ -8,22 +8,24 @@ from celery import shared_task
 
 from annotation.assignments import assignments_build, assignments_release_expired
 from annotation.jobs import job_claim, job_finish, job_progress
+from annotation.models import Job
 
 
 @shared_task(bind=True, max_retries=3, acks_late=True)
 def build_assignments(self: Any, job_id: int) -> None:
     """Build triples and assignments; the builder is idempotent, so a retry only fills gaps."""
-    job = job_claim(job_id)
-    if job is None:
+    attempt = job_claim(job_id)
+    if attempt is None:
         return
+    job = Job.objects.get(pk=job_id)
     try:
         report = assignments_build(
             answer_ids=job.params.get("answer_ids"), progress=job_progress(job_id)
         )
     except Exception as exc:
-        job_finish(job_id, error=str(exc))
+        job_finish(job_id, attempt, error=str(exc))
         raise
-    job_finish(job_id, result=report)
+    job_finish(job_id, attempt, result=report)
 
 
 @shared_task
