@@ -191,6 +191,40 @@ TRIPLE_SCHEMA = pa.schema(
     ]
 )
 
+# Judge columns follow the base columns of `triples`: judge__<config>__<suffix>.
+JUDGE_TYPES = {
+    "score": pa.float64(),
+    "parse_ok": pa.bool_(),
+    "error": pa.string(),
+    "feedback": pa.string(),
+    "config_version": pa.int32(),
+    "run": pa.int64(),
+}
+
+
+def judge_names_in_snapshot() -> list[str]:
+    """Judge configurations with estimates (none when the judging app is not installed)."""
+    from django.apps import apps
+
+    if not apps.is_installed("judging"):
+        return []
+    from judging.export_columns import judge_config_names
+
+    return judge_config_names()
+
+
+def triple_schema(judge_names: list[str]) -> pa.Schema:
+    if not judge_names:
+        return TRIPLE_SCHEMA
+    from judging.export_columns import judge_column_names
+
+    extra = [
+        pa.field(col, JUDGE_TYPES[col.rsplit("__", 1)[1]])
+        for col in judge_column_names(judge_names)
+    ]
+    return pa.schema([*TRIPLE_SCHEMA, *extra])
+
+
 # The wire format of the estimates query: ids only, texts are joined in memory by id.
 _WIRE_SCHEMA = pa.schema(
     [
@@ -422,7 +456,11 @@ def estimate_batches(
 
 
 def triple_batches(
-    computed: DatasetComputation, lookups: ExportLookups, *, chunk_rows: int
+    computed: DatasetComputation,
+    lookups: ExportLookups,
+    *,
+    chunk_rows: int,
+    judge_names: list[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The triples table (in the dataset only), ordered by answer so text dictionaries stay
     chunk-local and small."""
@@ -441,6 +479,18 @@ def triple_batches(
         )
         mean = part["mean"].to_numpy(dtype=float)
         mode = part["mode"].to_numpy(dtype=float)
+        schema = triple_schema(judge_names or [])
+        judge_arrays: list[pa.Array] = []
+        if judge_names:
+            from judging.export_columns import judge_columns_aligned
+
+            # One query per chunk: the judges' latest estimate of each triple, per config.
+            values = judge_columns_aligned(part["triple_id"].tolist(), judge_names)
+            judge_arrays = [
+                pa.array(values[field.name], type=field.type)
+                for field in schema
+                if field.name.startswith("judge__")
+            ]
         yield pa.RecordBatch.from_arrays(
             [
                 pa.array(part["triple_id"].to_numpy(dtype=np.int64)),
@@ -469,8 +519,9 @@ def triple_batches(
                 pa.array(part["n_estimates"].to_numpy(dtype=np.int32)),
                 pa.array(part["n_scores"].to_numpy(dtype=np.int32)),
                 pa.array(part["all_na"].to_numpy(dtype=bool)),
+                *judge_arrays,
             ],
-            schema=TRIPLE_SCHEMA,
+            schema=schema,
         )
 
 
@@ -893,6 +944,7 @@ def dataset_write(
     generated_at = datetime.now(UTC)
     with snapshot():
         lookups = ExportLookups.load()
+        judge_names = judge_names_in_snapshot()
         computed = dataset_compute(options.rules, progress=progress)
         total = len(computed.estimates)
         kept = computed.result.kept_estimate_ids
@@ -917,8 +969,10 @@ def dataset_write(
         try:
             sink.write_table(
                 "triples",
-                TRIPLE_SCHEMA,
-                triple_batches(computed, lookups, chunk_rows=options.chunk_rows),
+                triple_schema(judge_names),
+                triple_batches(
+                    computed, lookups, chunk_rows=options.chunk_rows, judge_names=judge_names
+                ),
             )
             sink.write_table(
                 "estimates",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import openpyxl
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from django.conf import settings
@@ -408,3 +409,44 @@ def test_a_worker_killed_mid_export_still_yields_one_complete_file(
         archive.extractall(tmp_path / "unzipped")
     ids = pq.read_table(tmp_path / "unzipped" / "estimates.parquet")["estimate_id"].to_pylist()
     assert len(ids) == job.result["rows"]["estimates"] == len(set(ids)) > 0
+
+
+def test_the_triples_table_carries_the_judge_columns(
+    material: dict[str, Any], tmp_path: Path
+) -> None:
+    from judging.models import JudgeEstimate, JudgeRun
+    from judging.services import config_save
+
+    config = config_save(name="pollux7b")
+    run = JudgeRun.objects.create(config=config, backend="transformers", scope={"all": True})
+    expected_estimate_ids()  # aggregates exist: the triples that stay in the dataset
+    kept = list(
+        TripleAggregate.objects.filter(excluded_reason="").values_list("triple_id", flat=True)
+    )
+    judged, failed = kept[0], kept[1]
+    JudgeEstimate.objects.create(
+        run=run, triple_id=judged, config=config, score=2.0, parse_ok=True, feedback="=SUM(A1)"
+    )
+    JudgeEstimate.objects.create(
+        run=run, triple_id=failed, config=config, score=None, parse_ok=False, error="no [RESULT]"
+    )
+
+    dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
+    triples = pq.read_table(tmp_path / "ds" / "triples.parquet").to_pandas().set_index("triple_id")
+    assert triples.loc[judged, "judge__pollux7b__score"] == 2.0
+    assert triples.loc[judged, "judge__pollux7b__config_version"] == config.version
+    assert bool(triples.loc[failed, "judge__pollux7b__parse_ok"]) is False
+    # A parse failure is no score, never a 0.
+    assert pd.isna(triples.loc[failed, "judge__pollux7b__score"])
+    others = triples.drop(index=[judged, failed])
+    assert others["judge__pollux7b__run"].isna().all()
+
+    dataset_export(tmp_path / "ds.xlsx", ExportOptions(fmt="xlsx"))
+    sheet = openpyxl.load_workbook(tmp_path / "ds.xlsx", read_only=True)["triples"]
+    header = [c.value for c in next(sheet.iter_rows(max_row=1))]
+    assert "judge__pollux7b__feedback" in header
+    column = header.index("judge__pollux7b__feedback")
+    # Read-only rows stop at their last non-empty cell.
+    cells = [row[column] for row in sheet.iter_rows(min_row=2) if len(row) > column]
+    feedback = [c for c in cells if c.value == "=SUM(A1)"]
+    assert feedback and all(c.data_type == "s" for c in feedback)  # text, never a formula
