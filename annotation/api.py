@@ -5,14 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation import selectors, services
 from annotation.models import Assignment
+
+
+class BoundedLimitOffset(LimitOffsetPagination):
+    """Limit and offset are clamped: a huge value must be a client error, never a 500."""
+
+    max_limit = 200
+
+    def get_offset(self, request: Request) -> int:
+        return min(super().get_offset(request), 10_000_000)
 
 
 class IsExpert(permissions.BasePermission):
@@ -132,8 +144,13 @@ class AssignmentViewSet(
 
     permission_classes = [IsExpert]
     serializer_class = AssignmentListOutput
+    pagination_class = BoundedLimitOffset
+    # JSON only: a form encoding cannot say "no score" (null) for a nullable integer.
+    parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[Assignment]:
+        if getattr(self, "swagger_fake_view", False):  # schema generation: no user
+            return Assignment.objects.none()
         expert = self.request.user.expert  # type: ignore[union-attr]
         return (
             selectors.expert_assignments(expert)
@@ -147,7 +164,12 @@ class AssignmentViewSet(
 
     @extend_schema(
         request=SubmitInput,
-        responses={200: SubmitOutput, 409: ErrorOutput, 422: SubmitOutput},
+        responses={
+            200: SubmitOutput,
+            400: OpenApiTypes.OBJECT,  # DRF's field errors: {field: [messages]}
+            409: ErrorOutput,
+            422: SubmitOutput,
+        },
     )
     @action(detail=True, methods=["post"])
     def submit(self, request: Request, pk: str | None = None) -> Response:
@@ -175,7 +197,15 @@ class AssignmentViewSet(
         code = status.HTTP_200_OK if result.ok else status.HTTP_422_UNPROCESSABLE_ENTITY
         return Response(SubmitOutput(body).data, status=code)
 
-    @extend_schema(request=ScoreInputSerializer, responses={200: ErrorOutput, 409: ErrorOutput})
+    @extend_schema(
+        request=ScoreInputSerializer,
+        responses={
+            200: ErrorOutput,
+            400: OpenApiTypes.OBJECT,
+            404: ErrorOutput,
+            409: ErrorOutput,
+        },
+    )
     @action(detail=True, methods=["post"])
     def draft(self, request: Request, pk: str | None = None) -> Response:
         assignment = self.get_object()

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from annotation.aggregation import AggregationSettings, JobProgress, aggregation_run
 from annotation.export import ExportOptions, dataset_export
-from annotation.jobs import STALE_AFTER, job_claim, jobs_requeue_stale
+from annotation.jobs import job_claim, jobs_requeue_stale
 from annotation.jobs import job_finish_attempt as _finish
 from annotation.models import Job, JobKind, JobStatus
 
@@ -64,7 +64,7 @@ def export_relative_path(job: Job) -> str:
 
 @shared_task(acks_late=True, name="annotation.dataset_tasks.aggregate_job")
 def aggregate_job(job_id: int, stale_after_s: float | None = None) -> None:
-    stale = timedelta(seconds=stale_after_s) if stale_after_s is not None else STALE_AFTER
+    stale = timedelta(seconds=stale_after_s) if stale_after_s is not None else None
     attempt = job_claim(job_id, stale_after=stale)
     if attempt is None:
         return
@@ -87,7 +87,7 @@ def aggregate_job(job_id: int, stale_after_s: float | None = None) -> None:
 
 @shared_task(acks_late=True, name="annotation.dataset_tasks.export_dataset_job")
 def export_dataset_job(job_id: int, stale_after_s: float | None = None) -> None:
-    stale = timedelta(seconds=stale_after_s) if stale_after_s is not None else STALE_AFTER
+    stale = timedelta(seconds=stale_after_s) if stale_after_s is not None else None
     attempt = job_claim(job_id, stale_after=stale)
     if attempt is None:
         return

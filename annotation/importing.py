@@ -430,13 +430,17 @@ def _open_jsonl(path: Path, errors: _Errors, stack: list[Any]) -> _Source | None
     return _Source(columns, rows(), lambda: counter.count / size, header_row=None, dynamic=True)
 
 
-def _check_xlsx_zip(path: Path, max_bytes: int, errors: _Errors) -> bool:
+def xlsx_unpack_error(source: Path | IO[bytes], max_bytes: int) -> tuple[str, str] | None:
+    """(code, message) when an XLSX is no zip or would unpack into a decompression bomb.
+
+    Checked on the zip directory before openpyxl inflates anything; every XLSX reader of the
+    platform (material import, exam import) calls this first.
+    """
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(source) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, OSError):
-        errors.add(None, None, "bad_xlsx", _("The file is not a valid XLSX workbook."))
-        return False
+        return "bad_xlsx", _("The file is not a valid XLSX workbook.")
     unpacked = sum(i.file_size for i in infos)
     limit = max_bytes * XLSX_MAX_UNPACK_FACTOR
     worst = max(
@@ -444,13 +448,17 @@ def _check_xlsx_zip(path: Path, max_bytes: int, errors: _Errors) -> bool:
         default=0.0,
     )
     if unpacked > limit or worst > XLSX_MAX_RATIO:
-        errors.add(
-            None,
-            None,
-            "too_large",
-            _("The workbook unpacks to %(size)s bytes, more than allowed (%(limit)s).")
-            % {"size": unpacked, "limit": limit},
-        )
+        return "too_large", _(
+            "The workbook is too large: it unpacks to %(size)s bytes, "
+            "more than allowed (%(limit)s)."
+        ) % {"size": unpacked, "limit": limit}
+    return None
+
+
+def _check_xlsx_zip(path: Path, max_bytes: int, errors: _Errors) -> bool:
+    problem = xlsx_unpack_error(path, max_bytes)
+    if problem is not None:
+        errors.add(None, None, *problem)
         return False
     return True
 

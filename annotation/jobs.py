@@ -14,13 +14,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from celery import current_app
+from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Job, JobKind, JobStatus
 
-# A running job whose heartbeat is older than this is taken to have lost its worker.
+# Default staleness; settings.JOB_STALE_SECONDS overrides it (tests use seconds).
 STALE_AFTER = timedelta(minutes=10)
+
+
+def stale_after_default() -> timedelta:
+    return timedelta(seconds=getattr(settings, "JOB_STALE_SECONDS", STALE_AFTER.total_seconds()))
+
+
 # The Celery task that runs each kind of job (by name: no import cycle with the task modules).
 TASKS = {
     JobKind.ASSIGNMENTS: "annotation.tasks.build_assignments",
@@ -34,13 +41,14 @@ def _heartbeat() -> dict[str, str]:
     return {"heartbeat": timezone.now().isoformat()}
 
 
-def job_is_stale(job: dict[str, Any], stale_after: timedelta = STALE_AFTER) -> bool:
+def job_is_stale(job: dict[str, Any], stale_after: timedelta | None = None) -> bool:
+    stale_after = stale_after or stale_after_default()
     beat = (job.get("result") or {}).get("heartbeat")
     last = datetime.fromisoformat(beat) if beat else job.get("started_at")
     return last is None or timezone.now() - last > stale_after
 
 
-def job_claim(job_id: int, *, stale_after: timedelta = STALE_AFTER) -> int | None:
+def job_claim(job_id: int, *, stale_after: timedelta | None = None) -> int | None:
     """Take the job for this attempt; returns the attempt number, or None when not ours."""
     job = Job.objects.filter(pk=job_id).values("status", "attempts", "result", "started_at").first()
     if job is None or job["status"] in (JobStatus.DONE, JobStatus.CANCELLED, JobStatus.FAILED):
@@ -91,9 +99,10 @@ def job_finish(
     )
 
 
-def jobs_requeue_stale(*, stale_after: timedelta = STALE_AFTER) -> list[int]:
+def jobs_requeue_stale(*, stale_after: timedelta | None = None) -> list[int]:
     """Re-send jobs whose worker died (running with a stale heartbeat). Duplicates are harmless:
     job_claim lets one attempt own the job."""
+    stale_after = stale_after or stale_after_default()
     cutoff = timezone.now() - stale_after
     sent: list[int] = []
     running = Job.objects.filter(kind__in=list(TASKS), status=JobStatus.RUNNING).filter(

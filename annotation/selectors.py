@@ -8,7 +8,14 @@ from typing import Any
 
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
-from annotation.models import Assignment, AssignmentKind, AssignmentStatus, Estimate
+from annotation.models import (
+    Assignment,
+    AssignmentKind,
+    AssignmentStatus,
+    Estimate,
+    EstimateStatus,
+    Triple,
+)
 from panels.models import Expert
 from taxonomy.models import GROUP_ORDER
 
@@ -86,9 +93,20 @@ def scoring_rows(
             "triple__position"
         )
     )
+    backup = assignment.drafts_backup or {}
+    # A released reservation lost its open slots; what the expert typed there is still shown
+    # (read-only) from the backup, as unsaved estimates.
+    present = {e.triple_id for e in estimates}
+    orphan_ids = [int(k) for k in backup if k.isdigit() and int(k) not in present]
+    if orphan_ids:
+        for triple in Triple.objects.filter(pk__in=orphan_ids).select_related(
+            "criterion", "rubric"
+        ):
+            estimates.append(
+                Estimate(triple=triple, assignment=assignment, status=EstimateStatus.DRAFT)
+            )
     order: dict[str, int] = {str(g): i for i, g in enumerate(GROUP_ORDER)}
     estimates.sort(key=lambda e: (order.get(e.triple.group, 9), e.triple.position))
-    backup = assignment.drafts_backup or {}
     rows = []
     for estimate in estimates:
         value = (posted or {}).get(estimate.triple_id) or backup.get(str(estimate.triple_id))

@@ -148,6 +148,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=2 * 60 * 60)
 }
 CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}}
+# A running job whose heartbeat is older than this has lost its worker: it may be taken over.
+JOB_STALE_SECONDS = env.int("JOB_STALE_SECONDS", default=600)
 CELERY_BEAT_SCHEDULE = {
     "release-expired-assignments": {
         "task": "annotation.tasks.release_expired_assignments",

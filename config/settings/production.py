@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from .base import *  # noqa: F403
-from .base import BASE_DIR, env
+from .base import BASE_DIR, DATABASES, env
 
 DEBUG = False
+# A connection broken by a database restart is noticed before use instead of failing a request.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 SECRET_KEY = env("DJANGO_SECRET_KEY")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])

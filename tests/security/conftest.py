@@ -1,0 +1,195 @@
+"""A world with objects of panel A and panel B, for the access matrix and the blind rules.
+
+Everything secret that an expert must never see is written with a marker from SECRETS, so every
+page an expert receives can be searched for all of them at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth.models import User
+
+from annotation.assignments import assignments_build
+from annotation.models import Answer, Assignment, Instruction, Job, JobKind, JobStatus
+from annotation.services import ScoreInput, assignment_submit
+from panels.models import Exam, ExamAttempt, ExamItem, Expert, Panel
+from panels.services import (
+    ReferenceInput,
+    exam_attempt_start,
+    exam_create,
+    exam_item_add,
+    exam_references_set,
+)
+from taxonomy.models import Task
+from taxonomy.services import criteria_for
+from tests.conftest import Personas, make_expert
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The integrator registers these in pyproject; until then they are declared here.
+    config.addinivalue_line("markers", "faults: fault injection on the real stack")
+    config.addinivalue_line("markers", "load: load test against gunicorn")
+
+
+# What an expert must never receive: the model's identity, another expert's rationale, an exam
+# reference comment. Each is unique enough that a substring search cannot miss or misfire.
+MODEL_NAME = "SecretModel-Zeta9"
+OTHER_RATIONALE = "Чужое обоснование номер семь, секретное."
+REFERENCE_COMMENT = "Эталонный комментарий экзамена, тайный."
+SECRETS = (MODEL_NAME, OTHER_RATIONALE, REFERENCE_COMMENT)
+GOOD = "Ответ соответствует критерию, замечаний нет."
+
+
+@dataclass
+class Side:
+    """The objects of one panel: everything a URL's kwargs may point at."""
+
+    panel: Panel
+    expert: Expert
+    supervisor: User
+    answer: Answer
+    assignment: Assignment
+    job: Job
+    exam: Exam
+    exam_item: ExamItem
+    attempt: ExamAttempt
+    # A judge run scoped to the panel (None while the judging app is not installed).
+    judge_run: Any = None
+
+
+@dataclass
+class World:
+    personas: Personas
+    a: Side
+    b: Side
+    users: dict[str, User | None] = field(default_factory=dict)
+    # Objects that belong to no panel (admin-only jobs).
+    import_job: Job | None = None
+    export_job: Job | None = None
+    aggregate_job: Job | None = None
+
+    def side(self, owner: str) -> Side:
+        return self.a if owner == "A" else self.b
+
+
+def _answer(task: Task, n: int, model: str) -> Answer:
+    from annotation.models import LanguageModel
+
+    instruction = Instruction.objects.create(
+        external_id=f"sec-{n}",
+        text=f"Инструкция для проверки доступа №{n}.",
+        reference_answer="",
+        task=task,
+        style=task.style,
+        complexity="medium",
+    )
+    lm, _ = LanguageModel.objects.get_or_create(name=model, version="1")
+    return Answer.objects.create(
+        instruction=instruction, model=lm, text=f"Ответ модели №{n}.", text_hash=f"sec{n}"
+    )
+
+
+def _exam_of(panel: Panel, sup: User, source: Answer, expert: Expert) -> tuple[Exam, ExamItem, Any]:
+    exam = exam_create(panel=panel, title=f"Экзамен {panel.key}", user=sup, is_active=True)
+    exam, item = exam_item_add(exam=exam, answer=source, user=sup)
+    criterion = next(c for c in criteria_for(item.answer.instruction) if c.rubric is not None)
+    assert criterion.rubric is not None
+    exam = exam_references_set(
+        exam=exam,
+        rows=[
+            ReferenceInput(
+                answer_id=item.answer_id,
+                criterion_id=criterion.pk,
+                score=criterion.rubric.values[0],
+                is_na=False,
+                comment=REFERENCE_COMMENT,
+            )
+        ],
+        user=sup,
+    )
+    item = exam.items.get()
+    # The candidate is a separate, unqualified member: qualified experts may not need exams.
+    return exam, item, expert
+
+
+def _private_file(name: str) -> str:
+    root = Path(settings.PRIVATE_STORAGE_ROOT)
+    (root / "exports").mkdir(parents=True, exist_ok=True)
+    (root / "exports" / name).write_bytes(b"PK\x03\x04 not really a zip")
+    return f"exports/{name}"
+
+
+@pytest.fixture
+def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., Any]) -> World:
+    science = Task.objects.get(
+        is_leaf=True, path__endswith="Original Text Generation / Scientific text / Academic text"
+    )
+    literary = Task.objects.filter(is_leaf=True, path__contains="Literary text").first()
+    assert literary is not None
+    ans_a, ans_b = _answer(science, 1, MODEL_NAME), _answer(literary, 2, MODEL_NAME)
+    # A second expert on each panel scores the same answers: their rationale is a secret.
+    peer_a = make_expert("peer_a", personas.panel_a)
+    peer_b = make_expert("peer_b", personas.panel_b)
+    assignments_build(answer_ids=[ans_a.pk, ans_b.pk])
+    for peer, answer in ((peer_a, ans_a), (peer_b, ans_b)):
+        peer_assignment = Assignment.objects.filter(expert=peer, answer=answer).first()
+        assert peer_assignment is not None, "the builder gave the peer no work"
+        items = [
+            ScoreInput(
+                triple_id=e.triple_id,
+                score=0 if e.triple.group == "critical" else max(e.triple.rubric.values),
+                rationale=OTHER_RATIONALE,
+            )
+            for e in peer_assignment.estimates.select_related("triple__rubric")
+        ]
+        with django_capture_on_commit_callbacks(execute=True):
+            result = assignment_submit(assignment=peer_assignment, items=items)
+        assert result.ok, (result.errors, result.form_errors)
+
+    sides = {}
+    for key, panel, expert, sup, answer in (
+        ("A", personas.panel_a, personas.expert_a, personas.supervisor_a, ans_a),
+        ("B", personas.panel_b, personas.expert_b, personas.supervisor_b, ans_b),
+    ):
+        assignment = Assignment.objects.get(expert=expert, answer=answer, panel=panel)
+        job = Job.objects.create(kind=JobKind.ASSIGNMENTS, params={"panel_id": panel.pk})
+        candidate = make_expert(f"cand_{key.lower()}", panel, qualified=False)
+        exam, item, _ = _exam_of(panel, sup, answer, candidate)
+        with django_capture_on_commit_callbacks(execute=True):
+            attempt = exam_attempt_start(exam=exam, expert=candidate)
+        sides[key] = Side(panel, expert, sup, answer, assignment, job, exam, item, attempt)
+    world = World(personas=personas, a=sides["A"], b=sides["B"])
+    if apps.is_installed("judging"):
+        from judging.services import config_save, run_create
+
+        config = config_save(name="security", batch_size=2, model_family="giga")
+        for side in (world.a, world.b):
+            side.judge_run = run_create(
+                config=config, scope={"panel": side.panel.pk}, enqueue=False
+            )
+    world.users = {
+        "anon": None,
+        "expert_a": personas.expert_a.user,
+        "expert_b": personas.expert_b.user,
+        "sup_a": personas.supervisor_a,
+        "sup_b": personas.supervisor_b,
+        "admin": personas.admin,
+        # Candidates of an exam are experts too: their pages are searched for secrets as well.
+        "cand_a": sides["A"].attempt.expert.user,
+    }
+    world.import_job = Job.objects.create(kind=JobKind.IMPORT, status=JobStatus.DONE)
+    world.export_job = Job.objects.create(
+        kind=JobKind.EXPORT,
+        status=JobStatus.DONE,
+        params={"format": "parquet"},
+        file_path=_private_file("dataset-security.zip"),
+    )
+    world.aggregate_job = Job.objects.create(kind=JobKind.AGGREGATE, status=JobStatus.DONE)
+    return world

@@ -1,0 +1,508 @@
+"""Access matrix: every URL and API operation, requested by every persona, on A's and B's objects.
+
+How it works
+------------
+`url_routes()` walks the live root URLconf and `api_operations()` reads the OpenAPI schema, so a
+view added anywhere is found here. Each route must have a row in ACCESS (the Django admin is
+checked as a whole by `test_the_admin_site_is_for_staff_only`); a route without one FAILS, and
+the failure prints the outcomes it observed, in the table's own syntax, ready to review and paste.
+
+Each row names how to build the URL's arguments for the objects of panel A and of panel B
+(`kwargs`), and for each HTTP method the outcome expected for the six personas, in this order:
+anonymous, expert of A, expert of B, supervisor of A, supervisor of B, admin. An outcome is an
+HTTP status, LOGIN (a redirect to the login page) or REDIRECT (any other redirect); a pair
+`(on A, on B)` when it depends on whose object it is.
+
+Adding a row for a new view (the integrator's job when a view lands after this file)::
+
+    "judging_run": Row(RUN, GET=e(LOGIN, 403, 403, 404, 404, 200)),
+
+where RUN is a kwargs builder `lambda w, s: {"pk": ...}` taking the World (tests/security/
+conftest.py; add the object to `Side` or `World` there) and the Side of the owner (w.a or w.b),
+or None for a URL without arguments. Run the test, read the observed row it prints, and declare
+what SHOULD happen: an observed outcome that is wrong is a bug to report, not a row to paste.
+
+Every request is made inside a savepoint that is rolled back, so a POST by one persona does not
+change what the next one sees. Every response an expert receives is searched for the secrets of
+the blind protocol (the model's identity, another expert's rationale, exam reference comments).
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.core.signals import got_request_exception
+from django.db import transaction
+from django.test import Client
+from django.urls import resolve, reverse
+
+from tests.security.conftest import SECRETS, Side, World
+from tests.security.urlwalk import Route, api_operations, url_routes
+
+pytestmark = pytest.mark.django_db
+
+LOGIN = "LOGIN"
+REDIRECT = "REDIRECT"
+Outcome = int | str
+Cell = Outcome | tuple[Outcome, Outcome]
+PERSONAS = ("anon", "expert_a", "expert_b", "sup_a", "sup_b", "admin")
+EXPERTS = {"expert_a", "expert_b"}
+Kwargs = Callable[[World, Side], dict[str, Any]]
+
+
+def e(
+    anon: Cell, expert_a: Cell, expert_b: Cell, sup_a: Cell, sup_b: Cell, admin: Cell
+) -> dict[str, Cell]:
+    """Expected outcomes, in PERSONAS order."""
+    return dict(zip(PERSONAS, (anon, expert_a, expert_b, sup_a, sup_b, admin), strict=True))
+
+
+@dataclass(frozen=True)
+class Row:
+    kwargs: Kwargs | None
+    methods: dict[str, dict[str, Cell]] = field(default_factory=dict)
+
+    def __init__(self, kwargs: Kwargs | None, **methods: dict[str, Cell]) -> None:
+        object.__setattr__(self, "kwargs", kwargs)
+        object.__setattr__(self, "methods", methods)
+
+
+# Builders of URL arguments for the objects of one side.
+PANEL: Kwargs = lambda w, s: {"pk": s.panel.pk}  # noqa: E731
+PANEL_EXPERT: Kwargs = lambda w, s: {"pk": s.panel.pk, "expert_id": s.expert.pk}  # noqa: E731
+ASSIGNMENT: Kwargs = lambda w, s: {"pk": s.assignment.pk}  # noqa: E731
+BUILD_JOB: Kwargs = lambda w, s: {"job_id": s.job.pk}  # noqa: E731
+EXAM: Kwargs = lambda w, s: {"pk": s.exam.pk}  # noqa: E731
+EXAM_ITEM: Kwargs = lambda w, s: {"pk": s.exam.pk, "answer_id": s.exam_item.answer_id}  # noqa: E731
+ATTEMPT: Kwargs = lambda w, s: {"pk": s.attempt.pk}  # noqa: E731
+JUDGE_RUN: Kwargs = lambda w, s: {"pk": s.judge_run.pk}  # noqa: E731
+# Admin-only objects belong to no panel: the same object is requested for both sides.
+IMPORT_JOB: Kwargs = lambda w, s: {"pk": w.import_job.pk}  # type: ignore[union-attr]  # noqa: E731
+EXPORT_JOB: Kwargs = lambda w, s: {"pk": w.export_job.pk}  # type: ignore[union-attr]  # noqa: E731
+
+ACCESS: dict[str, Row] = {
+    # Anonymous visitors go to the login page; everyone else to where their work is.
+    "home": Row(
+        None,
+        GET=e(LOGIN, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+        POST=e(LOGIN, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+    ),
+    "healthz": Row(None, GET=e(200, 200, 200, 200, 200, 200), POST=e(405, 405, 405, 405, 405, 405)),
+    "login": Row(None, GET=e(200, 200, 200, 200, 200, 200), POST=e(200, 200, 200, 200, 200, 200)),
+    "logout": Row(
+        None,
+        GET=e(405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, LOGIN, LOGIN, LOGIN, LOGIN, LOGIN),
+    ),
+    "set_language": Row(
+        None,
+        GET=e(REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+        POST=e(REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+    ),
+    # The schema and its docs describe the API, they hold no data: public on purpose.
+    "api-schema": Row(
+        None,
+        GET=e(200, 200, 200, 200, 200, 200),
+        POST=e(405, 405, 405, 405, 405, 405),
+    ),
+    "api-docs": Row(
+        None,
+        GET=e(200, 200, 200, 200, 200, 200),
+        POST=e(405, 405, 405, 405, 405, 405),
+    ),
+    # --- the expert's pages: only experts; another expert's assignment does not exist (404).
+    "queue": Row(
+        None,
+        GET=e(LOGIN, 200, 200, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "queue_next": Row(
+        None,
+        GET=e(LOGIN, REDIRECT, REDIRECT, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "assignment": Row(
+        ASSIGNMENT,
+        GET=e(LOGIN, (200, 404), (404, 200), 403, 403, 403),
+        POST=e(LOGIN, (422, 404), (404, 422), 403, 403, 403),
+    ),
+    "assignment_draft": Row(
+        ASSIGNMENT,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 404, 404, 403, 403, 403),
+    ),
+    # --- the expert API: DRF answers 403 to anonymous requests (session auth sends no challenge).
+    "api-assignment-list": Row(
+        None,
+        GET=e(403, 200, 200, 403, 403, 403),
+        POST=e(403, 405, 405, 403, 403, 403),
+    ),
+    "api-assignment-detail": Row(
+        ASSIGNMENT,
+        GET=e(403, (200, 404), (404, 200), 403, 403, 403),
+        POST=e(403, 405, 405, 403, 403, 403),
+    ),
+    "api-assignment-draft": Row(
+        ASSIGNMENT,
+        GET=e(403, 405, 405, 403, 403, 403),
+        # The matrix posts a form; the scoring API takes JSON only (415), and another
+        # expert's assignment does not exist (404) whatever the body.
+        POST=e(403, (415, 404), (404, 415), 403, 403, 403),
+    ),
+    "api-assignment-submit": Row(
+        ASSIGNMENT,
+        GET=e(403, 405, 405, 403, 403, 403),
+        # The matrix posts a form; the scoring API takes JSON only (415), and another
+        # expert's assignment does not exist (404) whatever the body.
+        POST=e(403, (415, 404), (404, 415), 403, 403, 403),
+    ),
+    # --- admin-only pages: import and the dataset (aggregation, export, downloads).
+    "import_material": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 403, 403, 200),
+        POST=e(LOGIN, 403, 403, 403, 403, 200),
+    ),
+    "import_job": Row(
+        IMPORT_JOB,
+        GET=e(LOGIN, 403, 403, 403, 403, 200),
+        POST=e(LOGIN, 403, 403, 403, 403, 200),
+    ),
+    "dataset": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 403, 403, 200),
+        POST=e(LOGIN, 403, 403, 403, 403, 400),
+    ),
+    "dataset-job": Row(
+        EXPORT_JOB,
+        GET=e(LOGIN, 403, 403, 403, 403, 200),
+        POST=e(LOGIN, 403, 403, 403, 403, 200),
+    ),
+    "dataset-download": Row(
+        EXPORT_JOB,
+        GET=e(LOGIN, 403, 403, 403, 403, 200),
+        POST=e(LOGIN, 403, 403, 403, 403, 200),
+    ),
+    # --- the console: supervisors and admins; another panel does not exist (404).
+    "console": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "console_panel": Row(
+        PANEL,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "console_experts": Row(
+        PANEL,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "console_plots": Row(
+        PANEL,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "console_estimates": Row(
+        PANEL,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "console_expert_pause": Row(
+        PANEL_EXPERT,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "console_expert_resume": Row(
+        PANEL_EXPERT,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "console_expert_reassign": Row(
+        PANEL_EXPERT,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "console_lock": Row(
+        PANEL,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "console_reopen": Row(
+        PANEL,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "console_build": Row(
+        PANEL,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "console_notices_read": Row(
+        PANEL,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "console_control": Row(
+        PANEL,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+    ),
+    "console_exams": Row(
+        PANEL,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+    ),
+    "console_job": Row(
+        BUILD_JOB,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "console_exam": Row(
+        EXAM,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+    ),
+    "console_exam_item_add": Row(
+        EXAM,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "console_exam_item_remove": Row(
+        EXAM_ITEM,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    # An empty form is rejected before anything is read (404 on a bad criterion): access is
+    # still checked first (tests/test_exams.py covers the supervisor of B).
+    "console_exam_references": Row(
+        EXAM,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 404, 404, 404),
+    ),
+    "console_exam_import": Row(
+        EXAM,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "console_attempt": Row(
+        ATTEMPT,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+    ),
+    # --- the candidate's side of exams: only experts; another candidate's attempt is a 404.
+    # --- judge runs: admins and supervisors who are not experts; a run of another panel is 404.
+    "judging_runs": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200),
+        POST=e(LOGIN, 403, 403, 200, 200, 200),
+    ),
+    "judging_start": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200),
+        POST=e(LOGIN, 403, 403, 200, 200, 200),
+    ),
+    "judging_run": Row(
+        JUDGE_RUN,
+        GET=e(LOGIN, 404, 404, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 404, 404, (200, 404), (404, 200), 200),
+    ),
+    "judging_cancel": Row(
+        JUDGE_RUN,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 404, 404, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "judging_resume": Row(
+        JUDGE_RUN,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 404, 404, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+    "judging_contradictions": Row(
+        JUDGE_RUN,
+        GET=e(LOGIN, 404, 404, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 404, 404, (200, 404), (404, 200), 200),
+    ),
+    "my_exams": Row(
+        None,
+        GET=e(LOGIN, 200, 200, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "exam_start": Row(
+        EXAM,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (REDIRECT, 404), (404, REDIRECT), 403, 403, 403),
+    ),
+    "exam_attempt_continue": Row(
+        ATTEMPT,
+        GET=e(LOGIN, 404, 404, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405),
+    ),
+    "console_stats": Row(
+        PANEL,
+        GET=e(LOGIN, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
+    ),
+}
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _outcome(response: Any) -> Outcome:
+    if response.status_code in (301, 302, 303):
+        location = response["Location"]
+        if location.startswith(reverse("login")) or location.startswith(reverse("admin:login")):
+            return LOGIN
+        return REDIRECT
+    return int(response.status_code)
+
+
+def _clients(world: World) -> dict[str, Client]:
+    clients = {}
+    for persona in PERSONAS:
+        client = Client(raise_request_exception=False)
+        user = world.users[persona]
+        if user is not None:
+            client.force_login(user)
+        clients[persona] = client
+    return clients
+
+
+CRASHES: list[str] = []
+
+
+def _record_crash(sender: Any, request: Any = None, **kwargs: Any) -> None:
+    CRASHES.append(f"{request.method} {request.path}:\n{traceback.format_exc(limit=-6)}")
+
+
+def _request(client: Client, method: str, url: str) -> Any:
+    # A savepoint per request: whatever a POST changes is undone before the next persona.
+    got_request_exception.connect(_record_crash)
+    try:
+        with transaction.atomic():
+            response = getattr(client, method.lower())(url)
+            content = b"" if response.streaming else response.content
+            transaction.set_rollback(True)
+    finally:
+        got_request_exception.disconnect(_record_crash)
+    return response, content
+
+
+def _observe(
+    world: World, route: Route, row_kwargs: Kwargs | None, methods: list[str]
+) -> dict[str, dict[str, tuple[Outcome, Outcome]]]:
+    """Outcome per method and persona, on A's object and on B's."""
+    clients = _clients(world)
+    urls = {}
+    for owner, side in (("A", world.a), ("B", world.b)):
+        kwargs = row_kwargs(world, side) if row_kwargs else {}
+        urls[owner] = reverse(route.key, kwargs=kwargs) if kwargs else reverse(route.key)
+    seen: dict[str, dict[str, tuple[Outcome, Outcome]]] = {}
+    leaks: list[str] = []
+    for method in methods:
+        seen[method] = {}
+        for persona in PERSONAS:
+            pair = []
+            for owner in ("A", "B"):
+                response, content = _request(clients[persona], method, urls[owner])
+                pair.append(_outcome(response))
+                if persona in EXPERTS:
+                    text = content.decode(errors="replace")
+                    leaks += [
+                        f"{method} {urls[owner]} as {persona}: {s!r}" for s in SECRETS if s in text
+                    ]
+            seen[method][persona] = (pair[0], pair[1])
+    assert not leaks, "blind protocol broken:\n" + "\n".join(leaks)
+    return seen
+
+
+def _cell(pair: tuple[Outcome, Outcome]) -> str:
+    return repr(pair[0]) if pair[0] == pair[1] else repr(pair)
+
+
+def _as_row(route: Route, seen: dict[str, dict[str, tuple[Outcome, Outcome]]]) -> str:
+    def fmt(c: str) -> str:
+        return c.replace("'LOGIN'", "LOGIN").replace("'REDIRECT'", "REDIRECT")
+
+    methods = ", ".join(
+        f"{m}=e({', '.join(fmt(_cell(seen[m][p])) for p in PERSONAS)})" for m in seen
+    )
+    return f'    "{route.key}": Row(KWARGS, {methods}),'
+
+
+def _expected(cell: Cell) -> tuple[Outcome, Outcome]:
+    return cell if isinstance(cell, tuple) else (cell, cell)
+
+
+ROUTES = [r for r in url_routes() if not r.route.startswith("admin/")]
+
+
+def test_every_route_answers_each_persona_as_declared(world: World) -> None:
+    """One world for all routes (building it is the slow part); every mismatch is reported."""
+    problems = []
+    for route in ROUTES:
+        CRASHES.clear()
+        row = ACCESS.get(route.key)
+        if row is None:
+            seen = _observe(world, route, _guess_kwargs(route), ["GET", "POST"])
+            problems.append(
+                f"{route.key} ({route.route}) has no row in ACCESS; observed, to review:\n"
+                + _as_row(route, seen)
+            )
+        else:
+            seen = _observe(world, route, row.kwargs, list(row.methods))
+            for method, expected in row.methods.items():
+                for persona in PERSONAS:
+                    want = _expected(expected[persona])
+                    if seen[method][persona] != want:
+                        problems.append(
+                            f"{route.key}: {method} as {persona}: expected {want}, "
+                            f"got {seen[method][persona]}; observed row:\n{_as_row(route, seen)}"
+                        )
+        problems += [f"crash: {c}" for c in CRASHES[:2]]
+    assert not problems, "\n\n".join(problems)
+
+
+def _guess_kwargs(route: Route) -> Kwargs | None:
+    """For an undeclared route: fill its arguments with the owner's panel ids, to show something."""
+    if not route.kwargs:
+        return None
+    return lambda w, s: dict.fromkeys(route.kwargs, s.panel.pk)
+
+
+def test_every_api_operation_of_the_schema_is_in_the_matrix() -> None:
+    """The OpenAPI schema is the API's contract: each operation must be a declared row+method."""
+    missing = []
+    for method, path in api_operations():
+        match = resolve(path.replace("{id}", "1").replace("{pk}", "1"))
+        key = f"{match.namespace}:{match.url_name}" if match.namespace else match.url_name
+        row = ACCESS.get(key or "")
+        if row is None or method not in row.methods:
+            missing.append(f"{method} {path} ({key})")
+    assert not missing, "API operations outside the access matrix: " + ", ".join(missing)
+
+
+def test_the_admin_site_is_for_staff_only(world: World) -> None:
+    """Every page of the admin (index and each model's list and add form) refuses non-staff."""
+    from django.contrib import admin
+
+    urls = [reverse("admin:index")]
+    for model in admin.site._registry:
+        meta = model._meta
+        urls.append(reverse(f"admin:{meta.app_label}_{meta.model_name}_changelist"))
+        urls.append(reverse(f"admin:{meta.app_label}_{meta.model_name}_add"))
+    clients = _clients(world)
+    wrong = []
+    for url in urls:
+        for persona in PERSONAS:
+            response, _content = _request(clients[persona], "GET", url)
+            got = _outcome(response)
+            # Staff get the page (or 403 where the model admin allows no additions).
+            ok = got in (200, 403) if persona == "admin" else got == LOGIN
+            if not ok:
+                wrong.append(f"GET {url} as {persona}: got {got}")
+    assert not wrong, "\n".join(wrong)
