@@ -388,6 +388,7 @@ class SupervisorAction(models.Model):
     expert = models.ForeignKey(
         Expert, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+
     class Kind(models.TextChoices):
         AUTO_PAUSE = "auto_pause", _("automatic pause")
         BUILD = "build", _("assignments built")

@@ -388,8 +388,14 @@ IMPORT_COLUMNS = ("answer", "criterion", "score", "comment")
 
 def _read_table(content: bytes, filename: str) -> list[dict[str, str]]:
     if filename.lower().endswith(".xlsx"):
+        from django.conf import settings
         from openpyxl import load_workbook
 
+        from annotation.importing import xlsx_unpack_error
+
+        problem = xlsx_unpack_error(io.BytesIO(content), settings.IMPORT_MAX_BYTES)
+        if problem is not None:
+            raise ValueError(problem[1])
         sheet = load_workbook(io.BytesIO(content), read_only=True, data_only=True).active
         if sheet is None:
             return []
