@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from panels.models import Expert, Panel
 from taxonomy.models import Complexity, Criterion, CriterionGroup, FunctionalStyle, Rubric, Task
@@ -100,7 +101,7 @@ class Triple(models.Model):
 
     class Meta:
         verbose_name = _("triple")
-        verbose_name_plural = _("triples")
+        verbose_name_plural = pgettext_lazy("model name", "triples")
         constraints = [
             models.UniqueConstraint(fields=["answer", "criterion"], name="triple_unique"),
             models.CheckConstraint(
