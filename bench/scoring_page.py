@@ -65,10 +65,13 @@ def _prepare(n_experts: int, per_expert: int) -> list[str]:
             expert = Expert.objects.create(user=user, profession="bench")
             Membership.objects.create(expert=expert, panel=panel)
             names.append(user.username)
-        source = list(
-            Instruction.objects.filter(task__path__contains="Scientific text / Academic")[:1]
-        ) or list(Instruction.objects.filter(style__key="scientific-text")[:1])
-        instruction = source[0]
+        # A scientific-style instruction of a science-owned task: its domain criteria go to the
+        # science panel, where the bench experts are.
+        instruction = Instruction.objects.filter(
+            task__path__startswith="Original Text Generation / Scientific text",
+            style__key="scientific-text",
+        ).first()
+        assert instruction is not None, "no scientific instruction in the bench data"
         template = Answer.objects.filter(instruction=instruction).first()
         assert template is not None
         # Overlap 2 on the panel's criteria: each answer goes to two experts.
