@@ -139,6 +139,9 @@ def _fill_slots(answer_ids: list[int] | None, progress: Progress | None) -> dict
             "expert_id", "answer_id", "panel_id"
         )
     )
+    released_by: dict[tuple[int, int], set[int]] = defaultdict(set)  # (answer, panel) -> experts
+    for expert_id, answer_id, panel_id in released:
+        released_by[(answer_id, panel_id)].add(expert_id)
 
     eligible = _eligible_experts()
     load: dict[int, int] = defaultdict(int)
@@ -175,25 +178,19 @@ def _fill_slots(answer_ids: list[int] | None, progress: Progress | None) -> dict
             )
             if need <= 0:
                 continue
-            candidates = [
-                (expert_id, groups)
-                for expert_id, groups in eligible.get(panel_id, [])
-                if expert_id not in existing_assignments[(answer_id, panel_id)]
-            ]
-            # Least-loaded first; experts already on this answer for another panel go last so
-            # an answer gets independent eyes, but may still be used when the panel is small.
+            taken_here = existing_assignments[(answer_id, panel_id)]
             on_answer = experts_on_answer[answer_id]
-
-            def rank(
-                c: tuple[int, list[str]],
-                a: int = answer_id,
-                p: int = panel_id,
-                seen: set[int] = on_answer,
-            ) -> tuple[bool, bool, int, int]:
-                # Who abandoned this answer goes last; then fresh eyes; then the least loaded.
-                return ((c[0], a, p) in released, c[0] in seen, load[c[0]], c[0])
-
-            candidates.sort(key=rank)
+            gone = released_by[(answer_id, panel_id)]
+            # Who abandoned this answer goes last; then fresh eyes (experts not yet on this
+            # answer for another panel); then the least loaded. Decorated tuples sort without a
+            # key call per candidate: this loop runs for every (answer, panel) at POLLUX scale.
+            ranked = sorted(
+                (e in gone, e in on_answer, load[e], e, groups)
+                for e, groups in eligible.get(panel_id, [])
+                if e not in taken_here
+            )
+            candidates = [(e, groups) for _g, _s, _l, e, groups in ranked]
+            own_ids = {it[0] for it in own}
             for expert_id, groups in candidates:
                 if need <= 0:
                     break
@@ -205,7 +202,7 @@ def _fill_slots(answer_ids: list[int] | None, progress: Progress | None) -> dict
                         continue
                     slot = next(s for s in range(1, overlap + 1) if s not in taken_slots[pk])
                     slots.append((pk, slot))
-                if not any(pk for pk, _slot in slots if pk in {it[0] for it in own}):
+                if not any(pk in own_ids for pk, _slot in slots):
                     continue
                 index = len(new_assignments)
                 key = (expert_id, answer_id, panel_id)

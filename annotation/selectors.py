@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
@@ -79,6 +79,11 @@ class CriterionRow:
     score: int | None
     is_na: bool
     rationale: str
+    # Resolved once here (in the active language) rather than per level in the template.
+    name: str = ""
+    desc: str = ""
+    top: int = 0
+    levels: list[tuple[int, str]] = field(default_factory=list)
 
 
 def scoring_rows(
@@ -116,6 +121,9 @@ def scoring_rows(
             score, is_na, rationale = value.score, value.is_na, value.rationale
         else:
             score, is_na, rationale = estimate.score, estimate.is_na, estimate.rationale
+        rubric = estimate.triple.rubric
+        criterion = estimate.triple.criterion
+        values = rubric.values
         rows.append(
             CriterionRow(
                 estimate=estimate,
@@ -123,6 +131,10 @@ def scoring_rows(
                 score=score,
                 is_na=bool(is_na),
                 rationale=rationale or "",
+                name=criterion.name,
+                desc=criterion.desc,
+                top=max(values),
+                levels=[(v, rubric.level_text(v)) for v in values],
             )
         )
     return rows

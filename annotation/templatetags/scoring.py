@@ -12,8 +12,3 @@ register = template.Library()
 def markdown(text: str) -> SafeString:
     # render_markdown escapes raw HTML and sanitises the result with nh3 (ammonia).
     return mark_safe(render_markdown(text))  # noqa: S308
-
-
-@register.filter
-def level_text(rubric: object, value: int) -> str:
-    return str(rubric.level_text(value))  # type: ignore[attr-defined]
