@@ -125,7 +125,9 @@ def test_a_post_with_the_token_from_the_page_is_accepted(world: World) -> None:
 
 
 def _production_env() -> dict[str, str]:
-    env = dict(os.environ)
+    # A production process starts clean: the browser tests' DJANGO_ALLOW_ASYNC_UNSAFE (set in
+    # this test process for Playwright) must not leak into it.
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": "config.settings.production",
