@@ -10,7 +10,6 @@ from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
 from annotation.models import (
     Assignment,
-    AssignmentKind,
     AssignmentStatus,
     Estimate,
     EstimateStatus,
@@ -138,7 +137,3 @@ def scoring_rows(
             )
         )
     return rows
-
-
-def is_exam(assignment: Assignment) -> bool:
-    return assignment.kind == AssignmentKind.EXAM

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from taxonomy.models import BilingualMixin, CriterionGroup, FunctionalStyle, Task
+from taxonomy.models import BilingualMixin, FunctionalStyle, Task
 
 
 class Panel(BilingualMixin, models.Model):
@@ -38,9 +38,6 @@ class Panel(BilingualMixin, models.Model):
 
     def __str__(self) -> str:
         return f"{self.number} {self.name_en}"
-
-    def takes_group(self, group: str) -> bool:
-        return group in (self.criterion_groups or [])
 
 
 def _pseudonym() -> str:
@@ -92,14 +89,6 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.expert} in {self.panel}"
-
-    def may_score(self, group: str) -> bool:
-        if not self.qualified:
-            return False
-        return not self.qualified_groups or group in self.qualified_groups
-
-
-CRITERION_GROUP_VALUES = [value for value, _label in CriterionGroup.choices]
 
 
 # --- Qualification exams, control (gold) items, supervisor audit -----------------------------
