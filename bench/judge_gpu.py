@@ -35,6 +35,11 @@ from transformers import AutoModelForCausalLM, Qwen2Config
 
 # Runnable as a script from the repo root: make the repo importable for judge_worker.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from judge_worker.backends.cascade import (
+    cascade_slots,
+    generate_cascade,
+    varlen_attention,
+)
 from judge_worker.backends.prefix_decode import PrefixGroup, generate_shared
 
 
@@ -57,6 +62,11 @@ class Scale:
     shared_budget: int
     max_rows: int
     suffix_chunk_rows: int
+    # Cascade path: key/value slots per batch (0: sized from free GPU memory), rows per batch,
+    # tokens per packed prefill forward.
+    cascade_budget: int
+    cascade_max_rows: int
+    prefill_chunk_tokens: int
     device: str
     dtype: str
 
@@ -66,6 +76,7 @@ SCALES: dict[str, Scale] = {
         hidden=64, layers=2, heads=4, kv_heads=2, intermediate=128, vocab=512,
         n_answers=4, criteria=4, prefix_range=(30, 90), suffix_range=(8, 24), new_tokens=8,
         baseline_budget=8 * 120, shared_budget=16 * 140, max_rows=16, suffix_chunk_rows=8,
+        cascade_budget=1200, cascade_max_rows=12, prefill_chunk_tokens=100,
         device="cpu", dtype="float32",
     ),
     "full": Scale(
@@ -74,6 +85,7 @@ SCALES: dict[str, Scale] = {
         new_tokens=150,
         # shared_budget 0: sized from the GPU's memory at run time (see fit_budget)
         baseline_budget=256_000, shared_budget=0, max_rows=512, suffix_chunk_rows=128,
+        cascade_budget=0, cascade_max_rows=1024, prefill_chunk_tokens=32_768,
         device="cuda", dtype="bfloat16",
     ),
 }  # fmt: skip
@@ -155,7 +167,11 @@ def fit_budget(model: Any, sc: Scale) -> Scale:
     free, _total = torch.cuda.mem_get_info()
     # Keep ~14 GiB for prefill activations (suffix chunk of 128 rows x 300 tokens) and logits.
     budget = int((free - 14 * 2**30) / slot)
-    return Scale(**{**asdict(sc), "shared_budget": max(budget, 64 * 3200)})
+    # Cascade: keep ~16 GiB for a 32k-token packed prefill (MLP activations) and decode logits.
+    cascade = sc.cascade_budget or int((free - 16 * 2**30) / slot)
+    return Scale(
+        **{**asdict(sc), "shared_budget": max(budget, 64 * 3200), "cascade_budget": cascade}
+    )
 
 
 def run_baseline(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any]:
@@ -268,6 +284,125 @@ def run_shared(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any
     }
 
 
+def cascade_batches(answers: list[Answer], scale: Scale, budget: int) -> list[list[int]]:
+    """Consecutive answers whose key/value slots (see ``cascade_slots``) fit the budget."""
+    batches: list[list[int]] = []
+    cur: list[int] = []
+    for i in range(len(answers)):
+        trial = [*cur, i]
+        groups = [PrefixGroup(answers[j].prefix, answers[j].suffixes) for j in trial]
+        rows = sum(len(answers[j].suffixes) for j in trial)
+        if cur and (
+            cascade_slots(groups, scale.new_tokens) > budget or rows > scale.cascade_max_rows
+        ):
+            batches.append(cur)
+            cur = [i]
+        else:
+            cur = trial
+    if cur:
+        batches.append(cur)
+    return batches
+
+
+def run_cascade(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any]:
+    dev = scale.device
+    timings: dict[str, float] = {}
+    outputs: dict[tuple[int, int], list[int]] = {}
+    batches = cascade_batches(answers, scale, scale.cascade_budget)
+    sync(dev)
+    start = time.perf_counter()
+    for batch in batches:
+        result = generate_cascade(
+            model,
+            [PrefixGroup(answers[a].prefix, answers[a].suffixes) for a in batch],
+            max_new_tokens=scale.new_tokens,
+            eos_token_ids=(),
+            prefill_chunk_tokens=scale.prefill_chunk_tokens,
+            timings=timings,
+        )
+        for a, per_suffix in zip(batch, result, strict=True):
+            for c, toks in enumerate(per_suffix):
+                outputs[(a, c)] = toks
+    sync(dev)
+    seconds = time.perf_counter() - start
+    ordered = [
+        outputs[(a, c)] for a in range(len(answers)) for c in range(len(answers[a].suffixes))
+    ]
+    return {
+        "seconds": seconds,
+        "outputs": ordered,
+        "timings": timings,
+        "batches": [sum(len(answers[a].suffixes) for a in b) for b in batches],
+    }
+
+
+def check_varlen(device: str, dtype: torch.dtype) -> dict[str, float]:
+    """Max abs error of ``varlen_attention`` (flash on CUDA) against the float32 reference."""
+    from judge_worker.backends.cascade import _varlen_reference
+
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    errors: dict[str, float] = {}
+    h, kvh, d = 28, 4, 128
+
+    def rand(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=gen).to(device=device, dtype=dtype)
+
+    def i32(values: list[int]) -> torch.Tensor:
+        return torch.tensor(values, dtype=torch.int32, device=device)
+
+    cases: dict[str, tuple[Any, ...]] = {}
+    # prefix prefill: causal, packed, equal q/k segments
+    lens = [37, 300, 5]
+    cu = [0, 37, 337, 342]
+    cases["causal_packed"] = (
+        rand(342, h, d),
+        rand(342, kvh, d),
+        rand(342, kvh, d),
+        i32(cu),
+        i32(cu),
+        max(lens),
+        max(lens),
+        True,
+        None,
+    )
+    # decode part A: rows of a group against its prefix
+    cases["groups_vs_prefix"] = (
+        rand(7, h, d),
+        rand(342, kvh, d),
+        rand(342, kvh, d),
+        i32([0, 3, 4, 7]),
+        i32(cu),
+        3,
+        300,
+        False,
+        None,
+    )
+    # decode part B: one query per row against a row buffer with seqused_k
+    width = 64
+    cases["rows_seqused"] = (
+        rand(5, h, d),
+        rand(5 * width, kvh, d),
+        rand(5 * width, kvh, d),
+        i32([0, 1, 2, 3, 4, 5]),
+        i32([r * width for r in range(6)]),
+        1,
+        60,
+        False,
+        i32([1, 17, 60, 33, 2]),
+    )
+    for name, (q, k, v, cq, ck, mq, mk, causal, used) in cases.items():
+        scale = d**-0.5
+        out, lse = varlen_attention(
+            q, k, v, cq, ck, mq, mk, causal=causal, scale=scale, seqused_k=used
+        )
+        ref_out, ref_lse = _varlen_reference(
+            q, k, v, cq, ck, causal=causal, scale=scale, seqused_k=used
+        )
+        errors[name + "_out"] = float((out.float() - ref_out.float()).abs().max())
+        errors[name + "_lse"] = float((lse - ref_lse).abs().max())
+    return errors
+
+
 # --------------------------------------------------------------------------- reporting
 
 
@@ -316,6 +451,23 @@ def _with_oom_retry(
     return fn(model, answers, sc)
 
 
+def _peak(sc: Scale, info: dict[str, Any], key: str) -> None:
+    if sc.device == "cuda":
+        info[key] = torch.cuda.max_memory_allocated() / 2**30
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _rates(run: dict[str, Any], n_triples: int, gen_tokens: int) -> dict[str, Any]:
+    return {
+        "seconds": run["seconds"],
+        "tokens_per_s": gen_tokens / run["seconds"],
+        "triples_per_s": n_triples / run["seconds"],
+        "batches": run["batches"],
+        **({"timings": run["timings"]} if "timings" in run else {}),
+    }
+
+
 def main(scale: str = "small") -> str:
     sc = SCALES[scale]
     if sc.device == "cuda" and not torch.cuda.is_available():
@@ -328,6 +480,8 @@ def main(scale: str = "small") -> str:
     }
     if sc.device == "cuda":
         info["gpu"] = torch.cuda.get_device_name(0)
+    dtype = getattr(torch, sc.dtype)
+    info["varlen_check_max_abs_error"] = check_varlen(sc.device, dtype)
     t = time.perf_counter()
     model = build_model(sc)
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -335,13 +489,14 @@ def main(scale: str = "small") -> str:
     info["weight_bytes"] = weight_bytes
     sc = fit_budget(model, sc)
     info["shared_budget"] = sc.shared_budget
+    info["cascade_budget"] = sc.cascade_budget
     answers = make_workload(sc)
-    warm = make_workload(
-        Scale(**{**asdict(sc), "n_answers": 2, "criteria": 2, "new_tokens": 4}), seed=1
-    )
-    # Warm up both paths (kernel selection, allocator) outside the timed region.
-    run_baseline(model, warm, Scale(**{**asdict(sc), "new_tokens": 4}))
-    run_shared(model, warm, Scale(**{**asdict(sc), "new_tokens": 4}))
+    warm_sc = Scale(**{**asdict(sc), "new_tokens": 4})
+    warm = make_workload(Scale(**{**asdict(warm_sc), "n_answers": 2, "criteria": 2}), seed=1)
+    # Warm up every path (kernel selection, allocator) outside the timed region.
+    run_cascade(model, warm, warm_sc)
+    run_shared(model, warm, warm_sc)
+    run_baseline(model, warm, warm_sc)
 
     n_triples = sum(len(a.suffixes) for a in answers)
     gen_tokens = n_triples * sc.new_tokens
@@ -353,32 +508,22 @@ def main(scale: str = "small") -> str:
         prompt_tokens=prompt_tokens,
         prefill_tokens_shared=prefill_tokens_shared,
     )
+    if sc.device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
 
-    if sc.device == "cuda":
-        torch.cuda.reset_peak_memory_stats()
-    base = _with_oom_retry(run_baseline, model, answers, sc, "baseline_budget", info)
-    if sc.device == "cuda":
-        info["baseline_peak_gib"] = torch.cuda.max_memory_allocated() / 2**30
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
+    # Best path first: a lease is short, and its number is the one reported.
+    cascade = _with_oom_retry(run_cascade, model, answers, sc, "cascade_budget", info)
+    _peak(sc, info, "cascade_peak_gib")
     shared = _with_oom_retry(run_shared, model, answers, sc, "shared_budget", info)
-    if sc.device == "cuda":
-        info["shared_peak_gib"] = torch.cuda.max_memory_allocated() / 2**30
-        torch.cuda.empty_cache()
-    base_nc = None
+    _peak(sc, info, "shared_peak_gib")
+    base = _with_oom_retry(run_baseline, model, answers, sc, "baseline_budget", info)
+    _peak(sc, info, "baseline_peak_gib")
     if os.environ.get("JUDGE_BENCH_BASELINE_NO_CUDNN") == "1":
         base_nc = _with_oom_retry(
             run_baseline_no_cudnn, model, answers, sc, "baseline_budget", info
         )
-        info["baseline_no_cudnn"] = {
-            "seconds": base_nc["seconds"],
-            "tokens_per_s": gen_tokens / base_nc["seconds"],
-            "triples_per_s": n_triples / base_nc["seconds"],
-        }
-        info["baseline_default_kernels"] = {
-            "seconds": base["seconds"],
-            "tokens_per_s": gen_tokens / base["seconds"],
-        }
+        info["baseline_no_cudnn"] = _rates(base_nc, n_triples, gen_tokens)
+        info["baseline_default_kernels"] = _rates(base, n_triples, gen_tokens)
         if base_nc["seconds"] < base["seconds"]:
             # The ratio is taken against the faster baseline, so prefix sharing is not credited
             # with what merely avoiding cuDNN's per-shape planning gains.
@@ -386,41 +531,33 @@ def main(scale: str = "small") -> str:
             base = base_nc
 
     base_tps = gen_tokens / base["seconds"]
-    shared_tps = gen_tokens / shared["seconds"]
-    info["baseline"] = {
-        "seconds": base["seconds"],
-        "tokens_per_s": base_tps,
-        "triples_per_s": n_triples / base["seconds"],
-        "batches": base["batches"],
-    }
-    decode_s = shared["timings"]["decode"]
-    info["shared"] = {
-        "seconds": shared["seconds"],
-        "tokens_per_s": shared_tps,
-        "triples_per_s": n_triples / shared["seconds"],
-        "timings": shared["timings"],
-        "batches": shared["batches"],
+    best_tps = gen_tokens / cascade["seconds"]
+    info["baseline"] = _rates(base, n_triples, gen_tokens)
+    info["shared_copy_prefix"] = _rates(shared, n_triples, gen_tokens)
+    info["cascade"] = _rates(cascade, n_triples, gen_tokens)
+    for key, run in (("shared_copy_prefix", shared), ("cascade", cascade)):
+        decode_s = run["timings"]["decode"]
         # decode-only rate: tokens produced by the decode loop (all but the first of each row)
-        "decode_tokens_per_s": n_triples * (sc.new_tokens - 1) / decode_s if decode_s else None,
-    }
-    info["agreement_shared_vs_baseline"] = agreement(shared["outputs"], base["outputs"])
-    info["projected_minutes_33600_triples"] = 33600 / (n_triples / shared["seconds"]) / 60
+        info[key]["decode_tokens_per_s"] = n_triples * (sc.new_tokens - 1) / decode_s
+    info["agreement_cascade_vs_baseline"] = agreement(cascade["outputs"], base["outputs"])
+    info["agreement_cascade_vs_shared"] = agreement(cascade["outputs"], shared["outputs"])
+    info["projected_minutes_33600_triples"] = 33600 / (n_triples / cascade["seconds"]) / 60
     bw = measure_bandwidth(sc.device)
     if bw:
-        rows = sum(shared["batches"]) / len(shared["batches"])
+        rows = sum(cascade["batches"]) / len(cascade["batches"])
         ideal = rows * bw / weight_bytes  # weights read once per decode step, KV ignored
         info["hbm_bytes_per_s"] = bw
         info["decode_bound_tokens_per_s"] = ideal
-        info["decode_fraction_of_bound"] = info["shared"]["decode_tokens_per_s"] / ideal
-        info["end_to_end_fraction_of_bound"] = shared_tps / ideal
+        info["decode_fraction_of_bound"] = info["cascade"]["decode_tokens_per_s"] / ideal
+        info["end_to_end_fraction_of_bound"] = best_tps / ideal
     print(json.dumps(info, indent=2, default=str))
     out_path = os.environ.get("JUDGE_BENCH_JSON")
     if out_path:
         with open(out_path, "w", encoding="utf-8") as fh:
             json.dump(info, fh, indent=2, default=str)
     line = (
-        f"judge-gpu: {shared_tps:.0f} tokens/s "
-        f"(baseline {base_tps:.0f} tokens/s, ratio {shared_tps / base_tps:.2f})"
+        f"judge-gpu: {best_tps:.0f} tokens/s "
+        f"(baseline {base_tps:.0f} tokens/s, ratio {best_tps / base_tps:.2f})"
     )
     print(line)
     return line

@@ -2,9 +2,11 @@
 
 The model is loaded once per process (a directory, or a GGUF file which transformers
 dequantizes), bf16 on CUDA, float32 on CPU, SDPA attention. Items sharing an (instruction,
-answer) prefix are batched together and their common prompt prefix is prefilled once
-(:mod:`judge_worker.backends.prefix_decode`); decoding is greedy, and the score after
-``[RESULT]`` can be constrained to the criterion's scale (:class:`ScoreConstraint`).
+answer) prefix are batched together; their common prompt prefix is prefilled once and, for the
+model families :mod:`judge_worker.backends.cascade` supports (Llama, Qwen2/3, Mistral without a
+sliding window), stored and read once per answer in decoding (cascade attention); other models
+copy it into every row (:mod:`judge_worker.backends.prefix_decode`). Decoding is greedy, and the
+score after ``[RESULT]`` can be constrained to the criterion's scale (:class:`ScoreConstraint`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList
 
+from judge_worker.backends.cascade import generate_cascade, supports_cascade
 from judge_worker.backends.prefix_decode import PrefixGroup, generate_shared
 from judge_worker.engine import chunk_items, order_items
 from judge_worker.parsing import format_score, parse_judge_output
@@ -246,7 +249,9 @@ class HFBackend:
             constraint = ScoreConstraint(
                 self.loaded.tokenizer, [items[i].allowed_scores for i in row_items]
             )
-        result = generate_shared(
+        # The cascade needs a non-empty prefix per group; a lone one-token prompt has none.
+        cascade = supports_cascade(self.loaded.model) and all(g.prefix for g in groups)
+        result = (generate_cascade if cascade else generate_shared)(
             self.loaded.model,
             groups,
             max_new_tokens=self.max_new_tokens,

@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed (pip install
 pytest.importorskip("transformers", reason="transformers is not installed")
 pytest.importorskip("gguf", reason="gguf is not installed")
 
+from judge_worker.backends.cascade import supports_cascade  # noqa: E402
 from judge_worker.backends.hf import HFBackend, ScoreConstraint  # noqa: E402
 from judge_worker.backends.openai_compat import OpenAIBackend  # noqa: E402
 from judge_worker.prompt import build_messages, render_rubrics  # noqa: E402
@@ -85,9 +86,11 @@ def test_hf_backend_pipeline(backend: HFBackend) -> None:
 
 def test_prefix_sharing_matches_plain_generate(backend: HFBackend) -> None:
     items = make_items()
+    # SmolLM2 is a Llama: the shared path is the cascade (prefix stored and read once).
+    assert supports_cascade(backend.loaded.model)
     shared = backend.generate_ids(items, share_prefix=True)
     plain = backend.generate_ids(items, share_prefix=False)
-    # float32 on CPU: the shared-prefix path computes the same function, token for token.
+    # float32 on CPU: the cascade computes the same function, token for token.
     assert shared == plain
     assert all(len(ids) > 0 for ids in shared)
 
