@@ -36,9 +36,10 @@ def import_material_job(job_id: int) -> None:
     language = job.params.get("language") or settings.LANGUAGE_CODE
     with translation.override(language):
         try:
-            report = material_import(
-                path=path, fmt=job.params.get("format") or None, progress=job_progress(job_id)
-            )
+            with job_progress(job_id) as progress:
+                report = material_import(
+                    path=path, fmt=job.params.get("format") or None, progress=progress
+                )
         except Exception as exc:
             logger.exception("import job %s crashed", job_id)
             job_finish(job_id, attempt, error=f"{type(exc).__name__}: {exc}")

@@ -9,16 +9,20 @@ Redis redelivers an unacknowledged task only after the broker's visibility timeo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
 from celery import current_app
 from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connection, connections
 from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Job, JobKind, JobStatus
+
+logger = logging.getLogger(__name__)
 
 # Default staleness; settings.JOB_STALE_SECONDS overrides it (tests use seconds).
 STALE_AFTER = timedelta(minutes=10)
@@ -67,15 +71,71 @@ def job_claim(job_id: int, *, stale_after: timedelta | None = None) -> int | Non
     return attempt if won == 1 else None
 
 
-def job_progress(job_id: int) -> Callable[[int, int], None]:
-    """A progress callback that also proves the worker is alive."""
+class JobProgressWriter:
+    """A progress callback ``(done, total)`` that also proves the worker is alive.
 
-    def report(done: int, total: int) -> None:
-        Job.objects.filter(pk=job_id, status=JobStatus.RUNNING).update(
-            progress_done=done, progress_total=total, result=_heartbeat()
-        )
+    Builders and imports run inside one transaction, and writes made through the task's own
+    connection stay invisible until it commits: the job page would show nothing, and the stale
+    sweeper would see no heartbeat. On PostgreSQL the callback therefore writes through a side
+    connection in autocommit while the caller is inside a transaction. (SQLite, the local
+    default, allows one writer at a time: there the writes go through the task's connection.)
+    """
 
-    return report
+    def __init__(self, job_id: int) -> None:
+        self.job_id = job_id
+        self._side: Any = None
+        self._side_blocked = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if (
+            connection.vendor != "postgresql"
+            or not connection.in_atomic_block
+            or self._side_blocked
+            or not self._side_update(done, total)
+        ):
+            # Also when the side session cannot see the job (it was created in the caller's own
+            # transaction, a test's say) or cannot lock it (the caller's transaction holds it):
+            # then only the caller can update it, visible when it commits.
+            Job.objects.filter(pk=self.job_id, status=JobStatus.RUNNING).update(
+                progress_done=done, progress_total=total, result=_heartbeat()
+            )
+
+    def _side_update(self, done: int, total: int) -> bool:
+        """Write through the side connection; False when it updated no row."""
+        if self._side is None:
+            self._side = connections.create_connection(DEFAULT_DB_ALIAS)
+            with self._side.cursor() as cursor:
+                # Should the caller's transaction hold the job's row, waiting for it would
+                # deadlock this thread against itself.
+                cursor.execute("SET lock_timeout = '2s'")
+        try:
+            with self._side.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE {Job._meta.db_table} SET progress_done = %s, progress_total = %s, "  # noqa: S608 (the model's own table name)
+                    "result = %s::jsonb WHERE id = %s AND status = %s",
+                    [done, total, json.dumps(_heartbeat()), self.job_id, JobStatus.RUNNING],
+                )
+                return bool(cursor.rowcount)
+        except OperationalError:
+            logger.warning("job %s: progress row locked by the caller's transaction", self.job_id)
+            self._side_blocked = True
+            return False
+
+    def close(self) -> None:
+        if self._side is not None:
+            self._side.close()
+            self._side = None
+
+    def __enter__(self) -> JobProgressWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def job_progress(job_id: int) -> JobProgressWriter:
+    """The job's progress callback; use it as a context manager (it may hold a connection)."""
+    return JobProgressWriter(job_id)
 
 
 def job_finish_attempt(job_id: int, attempt: int, **fields: Any) -> bool:

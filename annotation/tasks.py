@@ -19,9 +19,8 @@ def build_assignments(self: Any, job_id: int) -> None:
         return
     job = Job.objects.get(pk=job_id)
     try:
-        report = assignments_build(
-            answer_ids=job.params.get("answer_ids"), progress=job_progress(job_id)
-        )
+        with job_progress(job_id) as progress:
+            report = assignments_build(answer_ids=job.params.get("answer_ids"), progress=progress)
     except Exception as exc:
         job_finish(job_id, attempt, error=str(exc))
         raise
