@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
+from django.utils.translation import get_language
 
 from annotation.models import (
     Assignment,
@@ -16,7 +17,7 @@ from annotation.models import (
     Triple,
 )
 from panels.models import Expert
-from taxonomy.models import GROUP_ORDER
+from taxonomy.models import GROUP_ORDER, CriterionGroup
 
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
 
@@ -58,17 +59,25 @@ def queue_page(expert: Expert, status: str | None) -> QuerySet[Assignment]:
     ).order_by("status", "id")
 
 
-def next_assignment(expert: Expert, after: int | None = None) -> Assignment | None:
-    """The next open assignment: in-progress work first, then the oldest assigned one."""
-    qs = expert_assignments(expert).filter(status__in=OPEN)
+# In-progress work first, then the oldest assigned answer.
+_IN_PROGRESS_FIRST = Case(
+    When(status=AssignmentStatus.IN_PROGRESS, then=Value(0)),
+    default=Value(1),
+    output_field=IntegerField(),
+)
+
+
+def next_assignment_id(user_id: int, after: int | None = None) -> int | None:
+    """The user's next open assignment: in-progress work first, then the oldest assigned one.
+
+    None when there is none, or when the user has no expert profile: "open the next answer"
+    runs this after every submission, so it is one query through the expert's user (ids only),
+    and a caller that finds nothing checks the role itself.
+    """
+    qs = Assignment.objects.filter(expert__user_id=user_id, status__in=OPEN)
     if after is not None:
         qs = qs.exclude(pk=after)
-    in_progress_first = Case(
-        When(status=AssignmentStatus.IN_PROGRESS, then=Value(0)),
-        default=Value(1),
-        output_field=IntegerField(),
-    )
-    return qs.order_by(in_progress_first, "id").only("id").first()
+    return qs.order_by(_IN_PROGRESS_FIRST, "id").values_list("id", flat=True).first()
 
 
 @dataclass
@@ -135,5 +144,100 @@ def scoring_rows(
                 top=max(values),
                 levels=[(v, rubric.level_text(v)) for v in values],
             )
+        )
+    return rows
+
+
+# The columns the scoring page shows of an estimate, its triple, criterion and rubric version.
+_PAGE_ESTIMATE_COLUMNS = (
+    "triple_id",
+    "status",
+    "score",
+    "is_na",
+    "rationale",
+    "time_spent_ms",
+)
+_PAGE_TRIPLE_COLUMNS = (
+    "group",
+    "position",
+    "criterion__name_ru",
+    "criterion__name_en",
+    "criterion__desc_ru",
+    "criterion__desc_en",
+    "criterion__allows_na",
+    "rubric__levels",
+)
+
+
+def _pick(lang: str, ru: str, en: str) -> str:
+    # The same choice as BilingualMixin and Rubric.level_text: Russian unless English is active.
+    return (en or ru) if lang == "en" else (ru or en)
+
+
+def scoring_page_rows(
+    assignment: Assignment, posted: Mapping[int, Any] | None = None, errors: Any = None
+) -> list[dict[str, Any]]:
+    """The scoring page's criteria: what scoring_rows gives, as plain values.
+
+    Same rows, order and values as scoring_rows (which the API keeps using), but read with one
+    values_list query (a second one only for drafts orphaned by a released reservation), without
+    model instances, and resolved to display strings here, so that the template needs no
+    attribute lookups, number formatting or further queries.
+    """
+    records: list[tuple[Any, ...]] = list(
+        Estimate.objects.filter(assignment=assignment).values_list(
+            *_PAGE_ESTIMATE_COLUMNS, *(f"triple__{c}" for c in _PAGE_TRIPLE_COLUMNS)
+        )
+    )
+    backup = assignment.drafts_backup or {}
+    # A released reservation lost its open slots; what the expert typed there is still shown
+    # (read-only) from the backup, as unsaved drafts.
+    present = {r[0] for r in records}
+    orphan_ids = [int(k) for k in backup if k.isdigit() and int(k) not in present]
+    if orphan_ids:
+        for triple in Triple.objects.filter(pk__in=orphan_ids).values_list(
+            "id", *_PAGE_TRIPLE_COLUMNS
+        ):
+            records.append((triple[0], EstimateStatus.DRAFT, None, False, "", 0, *triple[1:]))
+    order: dict[str, int] = {str(g): i for i, g in enumerate(GROUP_ORDER)}
+    records.sort(key=lambda r: (order.get(r[6], 9), r[7], r[0]))
+    lang = (get_language() or "ru")[:2]
+    group_labels = {str(value): str(label) for value, label in CriterionGroup.choices}
+    posted = posted or {}
+    errors = errors or {}
+    rows = []
+    for record in records:
+        (triple_id, status, score, is_na, rationale, time_spent_ms, group, _position) = record[:8]
+        name_ru, name_en, desc_ru, desc_en, allows_na, levels = record[8:]
+        value = posted.get(triple_id) or backup.get(str(triple_id))
+        if isinstance(value, dict):
+            score, is_na, rationale = value.get("score"), value.get("is_na"), value.get("rationale")
+        elif value is not None:
+            score, is_na, rationale = value.score, value.is_na, value.rationale
+        is_na = bool(is_na)
+        values = [int(level["value"]) for level in levels]
+        rows.append(
+            {
+                "tid": str(triple_id),
+                "group": group,
+                "group_label": group_labels.get(group, group),
+                "status": status,
+                "name": _pick(lang, name_ru, name_en),
+                "desc": _pick(lang, desc_ru, desc_en),
+                "top": str(max(values)),
+                "levels": [
+                    {
+                        "value": str(v),
+                        "text": str(_pick(lang, level.get("ru") or "", level.get("en") or "")),
+                        "on": score == v and not is_na,
+                    }
+                    for v, level in zip(values, levels, strict=True)
+                ],
+                "allows_na": allows_na,
+                "is_na": is_na,
+                "rationale": rationale or "",
+                "time": str(time_spent_ms),
+                "errors": errors.get(triple_id, []),
+            }
         )
     return rows

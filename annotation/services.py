@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -68,15 +68,26 @@ def _ensure_open(assignment: Assignment) -> None:
         raise ScoringClosed(reason)
 
 
-@transaction.atomic
 def assignment_open(*, assignment: Assignment) -> Assignment:
-    """Mark an assignment as started and extend its reservation (the expert is active)."""
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
-    if assignment.status == AssignmentStatus.ASSIGNED:
+    """Mark an assignment as started and extend its reservation (the expert is active).
+
+    One conditional UPDATE: it changes the row only while it is still assigned (PostgreSQL
+    re-checks the condition on the newest row version after waiting for a concurrent writer),
+    so it needs no row lock or transaction of its own. The given instance is updated in place
+    and returned, keeping the related objects the page already loaded.
+    """
+    now = timezone.now()
+    until = now + timedelta(hours=settings.POLLUX["ASSIGNMENT_RESERVATION_HOURS"])
+    started = Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.ASSIGNED).update(
+        status=AssignmentStatus.IN_PROGRESS, started_at=now, reserved_until=until
+    )
+    if started:
         assignment.status = AssignmentStatus.IN_PROGRESS
-        assignment.started_at = timezone.now()
-        _extend_reservation(assignment)
-        assignment.save(update_fields=["status", "started_at", "reserved_until"])
+        assignment.started_at = now
+        assignment.reserved_until = until
+    else:
+        # Someone changed it meanwhile (a draft, a release): show what is stored now.
+        assignment.refresh_from_db()
     return assignment
 
 
@@ -159,6 +170,58 @@ def _same(estimate: Estimate, item: ScoreInput | None, skipped: bool) -> bool:
     )
 
 
+# What a submission writes of each estimate.
+SUBMITTED_FIELDS = (
+    "status",
+    "score",
+    "is_na",
+    "rationale",
+    "time_spent_ms",
+    "rubric",
+    "submitted_at",
+    "revision",
+)
+
+
+def _update_estimates(estimates: list[Estimate], fields: tuple[str, ...]) -> None:
+    """Estimate.objects.bulk_update(estimates, fields); on PostgreSQL one UPDATE ... FROM VALUES.
+
+    bulk_update builds a CASE WHEN expression per field and row through the ORM, which took
+    more Python time (about 8 ms for 11 criteria) than the rest of a submission together. The
+    statement below writes the same columns with the same values (each cast to its column type),
+    so auto fields such as updated_at are left alone exactly as bulk_update leaves them.
+    """
+    if not estimates:
+        return
+    if connection.vendor != "postgresql":
+        Estimate.objects.bulk_update(estimates, list(fields))
+        return
+    meta = Estimate._meta
+    assert meta.pk is not None
+    concrete = {field.name: field for field in meta.concrete_fields}
+    columns = [concrete[meta.pk.name], *(concrete[name] for name in fields)]
+    # Each value is cast to its column's type as Field.cast_db_type does (bigint for the key).
+    casts = connection.ops.cast_data_types
+    quote = connection.ops.quote_name
+    types = [casts.get(field.get_internal_type()) or field.db_type(connection) for field in columns]
+    row = "(" + ", ".join(f"%s::{db_type}" for db_type in types) + ")"
+    params: list[Any] = []
+    for estimate in estimates:
+        params.extend(
+            field.get_db_prep_save(getattr(estimate, field.attname), connection)
+            for field in columns
+        )
+    names = [quote(field.column) for field in columns]
+    sql = (
+        f"UPDATE {quote(meta.db_table)} AS e SET "  # noqa: S608 (names from the model, values are parameters)
+        + ", ".join(f"{name} = v.{name}" for name in names[1:])
+        + f" FROM (VALUES {', '.join([row] * len(estimates))}) AS v({', '.join(names)})"
+        + f" WHERE e.{names[0]} = v.{names[0]}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
 @transaction.atomic
 def assignment_submit(
     *,
@@ -178,8 +241,12 @@ def assignment_submit(
     _ensure_open(assignment)
     if submission_key and assignment.submission_key == submission_key:
         return SubmitResult(ok=True, already_submitted=True, critical_stop=assignment.critical_stop)
+    # Only the estimate rows are locked (of "self"): the joined triple, criterion and rubric
+    # rows are shared by every expert scoring those criteria, and locking them serialised all
+    # concurrent submissions on the catalogue. The assignment row lock above already serialises
+    # submissions of this assignment.
     estimates = list(
-        assignment.estimates.select_for_update()
+        assignment.estimates.select_for_update(of=("self",))
         .select_related("triple__rubric", "triple__criterion")
         .order_by("triple__position")
     )
@@ -253,19 +320,7 @@ def assignment_submit(
         estimate.rubric_id = estimate.triple.rubric_id
         estimate.submitted_at = now
     EstimateRevision.objects.bulk_create(revisions)
-    Estimate.objects.bulk_update(
-        estimates,
-        [
-            "status",
-            "score",
-            "is_na",
-            "rationale",
-            "time_spent_ms",
-            "rubric",
-            "submitted_at",
-            "revision",
-        ],
-    )
+    _update_estimates(estimates, SUBMITTED_FIELDS)
     assignment.status = AssignmentStatus.SUBMITTED
     assignment.submitted_at = now
     assignment.critical_stop = critical_stop

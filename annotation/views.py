@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import selectors, services
 from annotation.forms import items_from_post, parse_score, time_total
 from annotation.markdown import pygments_css
-from annotation.models import Assignment, AssignmentStatus
+from annotation.models import Assignment, AssignmentStatus, Estimate
 from panels.models import Expert
 
 
@@ -29,15 +29,68 @@ def _expert_or_403(request: HttpRequest) -> Expert:
     return expert
 
 
+# What the scoring page shows or checks of an assignment and its answer: long JSON and text
+# columns it never shows (generation metadata, task descriptions) are not read.
+_PAGE_FIELDS = (
+    "id",
+    "status",
+    "locked",
+    "drafts_backup",
+    "expert",
+    "panel__number",
+    "answer__text",
+    "answer__instruction__text",
+    "answer__instruction__reference_answer",
+    "answer__instruction__complexity",
+    "answer__instruction__task__name_en",
+    "answer__instruction__task__name_ru",
+    "answer__instruction__style__name_en",
+    "answer__instruction__style__name_ru",
+)
+
+
+def _user_id(request: HttpRequest) -> int:
+    user_id = request.user.pk
+    assert user_id is not None, "the views below require a logged-in user"
+    return int(user_id)
+
+
 def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
-    """The requesting expert's assignment, or 404: another expert's work does not exist for them."""
-    expert = _expert_or_403(request)
+    """The requesting expert's assignment, or 404: another expert's work does not exist for them.
+
+    One query: the assignment is looked up through its expert's user, and the expert read with
+    it is cached on request.user (the page's navigation asks for it again). Whether the user is
+    an expert at all (403 otherwise) only needs asking when nothing was found.
+    """
     try:
-        return Assignment.objects.select_related(
-            "answer__instruction__task", "answer__instruction__style", "panel"
-        ).get(pk=pk, expert=expert)
+        assignment = (
+            Assignment.objects.select_related(
+                "expert", "answer__instruction__task", "answer__instruction__style", "panel"
+            )
+            .only(*_PAGE_FIELDS)
+            .get(pk=pk, expert__user_id=_user_id(request))
+        )
     except Assignment.DoesNotExist as exc:
+        _expert_or_403(request)
         raise Http404 from exc
+    # Fills the reverse one-to-one cache (user.expert); nothing is written.
+    request.user.expert = assignment.expert  # type: ignore[union-attr]
+    return assignment
+
+
+def _own_triple_ids(request: HttpRequest, pk: int) -> list[int]:
+    """The criteria (triple ids) of the requesting expert's assignment; 403/404 as above.
+
+    One query for the submission, which locks and reads the assignment itself.
+    """
+    triple_ids = list(
+        Estimate.objects.filter(
+            assignment_id=pk, assignment__expert__user_id=_user_id(request)
+        ).values_list("triple_id", flat=True)
+    )
+    if not triple_ids:
+        _own_assignment(request, pk)  # 403 or 404, unless it exists without estimates
+    return triple_ids
 
 
 @login_required
@@ -62,13 +115,15 @@ def queue(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def queue_next(request: HttpRequest) -> HttpResponse:
-    expert = _expert_or_403(request)
     after = request.GET.get("after")
-    nxt = selectors.next_assignment(expert, int(after) if after and after.isdigit() else None)
+    nxt = selectors.next_assignment_id(
+        _user_id(request), int(after) if after and after.isdigit() else None
+    )
     if nxt is None:
+        _expert_or_403(request)
         messages.info(request, _("No more answers in your queue. Thank you!"))
         return redirect("queue")
-    return redirect("assignment", pk=nxt.pk)
+    return redirect("assignment", pk=nxt)
 
 
 def _render_assignment(
@@ -86,7 +141,7 @@ def _render_assignment(
         "assignment": assignment,
         "instruction": instruction,
         "answer_text": assignment.answer.text,
-        "rows": selectors.scoring_rows(assignment, posted, errors),
+        "rows": selectors.scoring_page_rows(assignment, posted, errors),
         "form_errors": form_errors or [],
         "closed_reason": closed_reason,
         "editable": assignment.status != AssignmentStatus.RELEASED and not assignment.locked,
@@ -99,33 +154,34 @@ def _render_assignment(
 @login_required
 @require_http_methods(["GET", "POST"])
 def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
-    assignment = _own_assignment(request, pk)
     if request.method == "GET":
+        assignment = _own_assignment(request, pk)
         closed = services.closed_reason(assignment)
         if not closed and assignment.status == AssignmentStatus.ASSIGNED:
             assignment = services.assignment_open(assignment=assignment)
         return _render_assignment(request, assignment, closed_reason=closed)
 
-    triple_ids = list(assignment.estimates.values_list("triple_id", flat=True))
+    triple_ids = _own_triple_ids(request, pk)
     items = items_from_post(request.POST, triple_ids)
     posted = {item.triple_id: item for item in items}
     try:
         result = services.assignment_submit(
-            assignment=assignment,
+            # The service locks and reads the row by its key; the page's data is only read
+            # again below when the form has to be shown once more.
+            assignment=Assignment(pk=pk),
             items=items,
             user=request.user,
             submission_key=request.POST.get("submission_key", ""),
             time_spent_ms=time_total(request.POST),
         )
     except services.ScoringClosed as exc:
-        assignment.refresh_from_db()
         return _render_assignment(
-            request, assignment, posted=posted, closed_reason=str(exc), status=409
+            request, _own_assignment(request, pk), posted=posted, closed_reason=str(exc), status=409
         )
     if not result.ok:
         return _render_assignment(
             request,
-            assignment,
+            _own_assignment(request, pk),
             posted=posted,
             errors=result.errors,
             form_errors=result.form_errors,
@@ -136,8 +192,8 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(request, _("Scores saved."))
     if request.POST.get("then") == "stay":
-        return redirect("assignment", pk=assignment.pk)
-    return redirect(reverse("queue_next") + f"?after={assignment.pk}")
+        return redirect("assignment", pk=pk)
+    return redirect(reverse("queue_next") + f"?after={pk}")
 
 
 @login_required

@@ -10,6 +10,10 @@ rationale, until it has submitted ANSWERS_PER_EXPERT answers. The baseline, in t
 against the same server and concurrency, is a trivial Django view (/healthz: one SELECT 1).
 Reported: requests/s, p50/p95/p99 latency per request kind, and the throughput ratio.
 Everything is bounded in count and time and talks only to 127.0.0.1.
+
+`python -m bench.scoring_page --per-request [--scale full]` (from the repository root, inside
+the bench lock) measures instead the cost of one request of each kind without concurrency:
+Django's test client in this process, a few bench experts, the same requests as the load.
 """
 
 from __future__ import annotations
@@ -198,6 +202,67 @@ def _server(port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("gunicorn did not start")
 
 
+def per_request(scale: str, experts: int = 6, rounds: int = 10) -> list[str]:
+    """Median wall time, CPU time of this thread and query count per request kind, unloaded.
+
+    The CPU time is Django's side only (PostgreSQL and Redis work in their own processes);
+    the first round warms caches and is not counted.
+    """
+    from urllib.parse import urlencode
+
+    from bench.datagen import ensure_dataset
+
+    ensure_dataset(scale, with_estimates=True)
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    samples: dict[str, list[tuple[float, float, int]]] = {"next": [], "page": [], "submit": []}
+
+    def measured(kind: str, counted: bool, request: Any, *args: Any, **kwargs: Any) -> Any:
+        with CaptureQueriesContext(connection) as queries:
+            wall, cpu = time.perf_counter(), time.thread_time()
+            response = request(*args, **kwargs)
+            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+        if counted:
+            samples[kind].append((wall, cpu, len(queries)))
+        return response
+
+    names = _prepare(experts, rounds)
+    try:
+        clients = []
+        for name in names:
+            client = Client()
+            client.force_login(get_user_model().objects.get(username=name))
+            clients.append(client)
+        next_urls = ["/queue/next/"] * len(clients)
+        for round_ in range(rounds):
+            for i, client in enumerate(clients):
+                r = measured("next", round_ > 0, client.get, next_urls[i])
+                if r.status_code != 302 or "/assignments/" not in r["Location"]:
+                    continue
+                url = r["Location"]
+                page = measured("page", round_ > 0, client.get, url)
+                # Form-encoded, as the load generator (and a browser) sends it.
+                body = urlencode(_form(page.content.decode()))
+                form = "application/x-www-form-urlencoded"
+                r = measured("submit", round_ > 0, client.post, url, body, content_type=form)
+                assert r.status_code == 302, r.status_code
+                next_urls[i] = r["Location"]
+    finally:
+        _cleanup()
+    lines = []
+    for kind, rows in samples.items():
+        walls, cpus, counts = zip(*rows, strict=True)
+        lines.append(
+            f"{kind}: n={len(rows)} wall median {statistics.median(walls) * 1000:.1f} ms, "
+            f"CPU median {statistics.median(cpus) * 1000:.1f} ms, "
+            f"queries {min(counts)}-{max(counts)}"
+        )
+    return lines
+
+
 def main(scale: str) -> str:
     import logging
 
@@ -277,3 +342,16 @@ def main(scale: str) -> str:
         f"p95 {_pct(trivial, 0.95):.0f} ms; mean {statistics.mean(trivial) * 1000:.0f} ms"
     )
     return line("scoring-page", scoring_rps, "req/s", trivial_rps, scoring_rps / trivial_rps)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--per-request", action="store_true", required=True)
+    parser.add_argument("--scale", choices=["small", "full"], default="full")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.bench")
+    for result in per_request(args.scale):
+        print(result, flush=True)
