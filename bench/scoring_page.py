@@ -9,7 +9,14 @@ then repeating: GET /queue/next/ (redirects to the scoring page), POST every sco
 rationale, until it has submitted ANSWERS_PER_EXPERT answers. The baseline, in the same run and
 against the same server and concurrency, is a trivial Django view (/healthz: one SELECT 1).
 Reported: requests/s, p50/p95/p99 latency per request kind, and the throughput ratio.
-Everything is bounded in count and time and talks only to 127.0.0.1.
+
+A closed loop with no think time keeps all 200 requests in flight, so its latency is queueing
+(Little's law: about 200 / throughput, ~1 s even for the trivial view). Latency is therefore
+also measured in a second, paced phase: the same 200 experts each open an answer, "read and
+score" it for a random 5-15 s (humans take minutes), submit, and open the next one, starts
+spread over the first 10 s; and the trivial view under the same request rate. The final line
+is the closed loop's throughput ratio. Everything is bounded in count and time and talks only
+to 127.0.0.1.
 
 `python -m bench.scoring_page --per-request [--scale full]` (from the repository root, inside
 the bench lock) measures instead the cost of one request of each kind without concurrency:
@@ -35,6 +42,9 @@ from bench.common import line
 ROOT = Path(__file__).resolve().parent.parent
 EXPERTS = {"small": 50, "full": 200}
 ANSWERS_PER_EXPERT = {"small": 2, "full": 3}
+# Paced phase: answers per expert and the think time (seconds) between opening and submitting.
+PACED_ANSWERS = 2
+THINK_S = (5.0, 15.0)
 PASSWORD = "bench-expert-pass"
 RATIONALE = "Ответ соответствует критерию, замечаний нет."
 TIME_CAP_S = 240
@@ -162,6 +172,63 @@ async def _expert(
     return submitted
 
 
+async def _paced_expert(
+    client: Any, answers: int, rng: Any, timings: dict[str, list[float]], errors: list[str]
+) -> int:
+    """An expert at a human-like (if fast) pace: think time between opening and submitting."""
+    await asyncio.sleep(rng.uniform(0, THINK_S[1] - THINK_S[0]))
+    submitted = 0
+    url = "/queue/next/"
+    while submitted < answers:
+        t0 = time.perf_counter()
+        r = await client.get(url)
+        if r.status_code != 302 or "/assignments/" not in r.headers.get("location", ""):
+            errors.append("paced: queue empty")
+            break
+        page = await client.get(r.headers["location"])
+        timings["open"].append(time.perf_counter() - t0)
+        if page.status_code != 200:
+            errors.append(f"paced open {page.status_code}")
+            break
+        form = _form(page.text)
+        await asyncio.sleep(rng.uniform(*THINK_S))
+        t0 = time.perf_counter()
+        r = await client.post(str(page.url.path), data=form)
+        timings["submit"].append(time.perf_counter() - t0)
+        if r.status_code != 302:
+            errors.append(f"paced submit {r.status_code}")
+            break
+        submitted += 1
+        url = r.headers["location"]
+    return submitted
+
+
+async def _trivial_paced(
+    base: str, n_clients: int, per_client: int, gap: tuple[float, float], timings: list[float]
+) -> None:
+    import random
+
+    import httpx
+
+    rng = random.Random(7)
+
+    async def one(delay: float, gaps: list[float]) -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=30.0) as client:
+            await asyncio.sleep(delay)
+            for pause in gaps:
+                t0 = time.perf_counter()
+                r = await client.get("/healthz")
+                timings.append(time.perf_counter() - t0)
+                assert r.status_code == 200
+                await asyncio.sleep(pause)
+
+    plans = [
+        (rng.uniform(0, gap[1]), [rng.uniform(*gap) for _ in range(per_client)])
+        for _ in range(n_clients)
+    ]
+    await asyncio.gather(*(one(d, g) for d, g in plans))
+
+
 async def _trivial(base: str, n_clients: int, per_client: int, timings: list[float]) -> None:
     import httpx
 
@@ -273,7 +340,7 @@ def main(scale: str) -> str:
     from annotation.models import Estimate
 
     n, per = EXPERTS[scale], ANSWERS_PER_EXPERT[scale]
-    names = _prepare(n, per)
+    names = _prepare(n, per + PACED_ANSWERS)
     from django.db import connection
 
     connection.close()
@@ -311,6 +378,46 @@ def main(scale: str) -> str:
                 await asyncio.gather(*(c.aclose() for c in clients))
 
         done, scoring_s = asyncio.run(run_experts())
+        paced: dict[str, list[float]] = {"open": [], "submit": []}
+
+        async def run_paced() -> tuple[int, float]:
+            import random
+
+            import httpx
+
+            rng = random.Random(11)
+            limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+            clients = [httpx.AsyncClient(base_url=base, timeout=60.0, limits=limits) for _ in names]
+            try:
+                gate = asyncio.Semaphore(8)
+
+                async def login(c: Any, u: str) -> bool:
+                    async with gate:
+                        return await _login(c, u)
+
+                assert all(
+                    await asyncio.gather(
+                        *(login(c, u) for c, u in zip(clients, names, strict=True))
+                    )
+                )
+                started = time.perf_counter()
+                got = await asyncio.wait_for(
+                    asyncio.gather(
+                        *(_paced_expert(c, PACED_ANSWERS, rng, paced, errors) for c in clients)
+                    ),
+                    TIME_CAP_S,
+                )
+                return sum(got), time.perf_counter() - started
+            finally:
+                await asyncio.gather(*(c.aclose() for c in clients))
+
+        paced_done, paced_s = asyncio.run(run_paced())
+        paced_requests = 2 * len(paced["open"]) + len(paced["submit"])
+        paced_rps = paced_requests / paced_s
+        # The trivial view at the same request rate: per client one request every n / rate s.
+        mean_gap = n / paced_rps
+        trivial_paced: list[float] = []
+        asyncio.run(_trivial_paced(base, n, 6, (mean_gap / 2, mean_gap * 1.5), trivial_paced))
         # Each submitted answer costs 3 requests: the redirect, the page, the POST.
         scoring_requests = 2 * len(timings["open"]) + len(timings["submit"])
         scoring_rps = scoring_requests / scoring_s
@@ -340,6 +447,18 @@ def main(scale: str) -> str:
     print(
         f"trivial view: {trivial_rps:.0f} req/s; p50 {_pct(trivial, 0.5):.0f} ms "
         f"p95 {_pct(trivial, 0.95):.0f} ms; mean {statistics.mean(trivial) * 1000:.0f} ms"
+    )
+    po, ps = paced["open"], paced["submit"]
+    print(
+        f"paced ({n} experts, think {THINK_S[0]:.0f}-{THINK_S[1]:.0f} s per answer): "
+        f"{paced_done} answers, {paced_rps:.0f} req/s over {paced_s:.1f} s; "
+        f"open next p50 {_pct(po, 0.5):.0f} ms p95 {_pct(po, 0.95):.0f} ms "
+        f"p99 {_pct(po, 0.99):.0f} ms; submit p50 {_pct(ps, 0.5):.0f} ms "
+        f"p95 {_pct(ps, 0.95):.0f} ms p99 {_pct(ps, 0.99):.0f} ms"
+    )
+    print(
+        f"paced trivial view (same request rate): p50 {_pct(trivial_paced, 0.5):.0f} ms "
+        f"p95 {_pct(trivial_paced, 0.95):.0f} ms p99 {_pct(trivial_paced, 0.99):.0f} ms"
     )
     return line("scoring-page", scoring_rps, "req/s", trivial_rps, scoring_rps / trivial_rps)
 

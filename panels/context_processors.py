@@ -2,17 +2,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import rules
 from django.http import HttpRequest
+
+from panels.rules import is_admin, is_expert, is_supervisor
 
 
 def roles(request: HttpRequest) -> dict[str, Any]:
-    """The navigation's role flags, computed lazily once per request (at most one query)."""
+    """The navigation's role flags, computed lazily once per request.
+
+    The links follow the same django-rules permissions the views check, asked of the rules alone:
+    ``perms.*`` in a template would also ask Django's ModelBackend, which loads the user's and
+    groups' model permissions (two queries per page) that no rule here depends on.
+    """
     user = request.user
 
     class Roles:
         @property
         def expert(self) -> bool:
-            return bool(user.is_authenticated and hasattr(user, "expert"))
+            return bool(is_expert(user))
 
         @property
         def admin(self) -> bool:
@@ -20,10 +28,18 @@ def roles(request: HttpRequest) -> dict[str, Any]:
 
         @property
         def console(self) -> bool:
-            if not user.is_authenticated:
-                return False
-            if user.is_staff or user.is_superuser:
-                return True
-            return bool(user.supervised_panels.exists())
+            return bool(is_admin(user) or is_supervisor(user))
+
+        @property
+        def can_import(self) -> bool:
+            return bool(rules.has_perm("annotation.import_material", user))
+
+        @property
+        def can_export(self) -> bool:
+            return bool(rules.has_perm("annotation.export_dataset", user))
+
+        @property
+        def judges(self) -> bool:
+            return bool(rules.has_perm("judging.view_runs", user))
 
     return {"roles": Roles()}

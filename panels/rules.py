@@ -23,7 +23,14 @@ def is_expert(user: Any) -> bool:
 
 @rules.predicate
 def is_supervisor(user: Any) -> bool:
-    return bool(user.is_authenticated and user.supervised_panels.exists())
+    if not user.is_authenticated:
+        return False
+    # Asked several times per page (navigation, permissions): one query per request's user.
+    cached = getattr(user, "_pollux_is_supervisor", None)
+    if cached is None:
+        cached = bool(user.supervised_panels.exists())
+        user._pollux_is_supervisor = cached
+    return bool(cached)
 
 
 @rules.predicate

@@ -27,6 +27,10 @@ from tests.conftest import Personas, make_expert
 pytestmark = pytest.mark.django_db
 
 GOOD = "Ответ полностью соответствует критерию, ошибок нет."
+# What the code does now (measured on a page of 11 criteria), tight so that a query per
+# criterion or per navigation link fails the test.
+QUERIES_PAGE = 5
+QUERIES_SUBMIT = 8
 
 
 @pytest.mark.parametrize(
@@ -318,3 +322,37 @@ def test_non_experts_have_no_queue(personas: Personas, client: Client) -> None:
     assert client.get("/api/assignments/").status_code == HTTPStatus.FORBIDDEN
     client.logout()
     assert client.get(reverse("queue")).status_code == HTTPStatus.FOUND
+
+
+def test_the_scoring_page_and_submission_use_a_bounded_number_of_queries(
+    make_answer: Callable[..., Answer],
+    client: Client,
+    django_assert_max_num_queries: Callable[..., Any],
+) -> None:
+    # Guards against per-criterion queries creeping back (the page shows ~11 criteria here).
+    a, _b = _setup(make_answer)
+    client.force_login(a.expert.user)
+    client.get(reverse("queue"))  # the session is loaded once before counting
+    with django_assert_max_num_queries(QUERIES_PAGE):
+        page = client.get(reverse("assignment", args=[a.pk]))
+    assert page.status_code == HTTPStatus.OK
+    data = {"submission_key": "k1"}
+    for item in _good_items(a):
+        data[f"score_{item.triple_id}"] = str(item.score)
+        data[f"rationale_{item.triple_id}"] = item.rationale
+    with django_assert_max_num_queries(QUERIES_SUBMIT):
+        done = client.post(reverse("assignment", args=[a.pk]), data)
+    assert done.status_code == HTTPStatus.FOUND
+    assert a.estimates.filter(status="submitted").count() == a.estimates.count() > 5
+
+
+def test_navigation_links_follow_the_roles(personas: Personas, client: Client) -> None:
+    def links(user: Any) -> set[str]:
+        client.force_login(user)
+        html = client.get(reverse("home"), follow=True).content.decode()
+        names = ("queue", "console", "import_material", "dataset", "judging_runs")
+        return {name for name in names if f'href="{reverse(name)}"' in html}
+
+    assert links(personas.expert_a.user) == {"queue"}
+    assert links(personas.supervisor_a) == {"console", "judging_runs"}
+    assert links(personas.admin) == {"console", "import_material", "dataset", "judging_runs"}
