@@ -20,6 +20,7 @@ Rules (each a setting, defaults follow POLLUX):
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import math
@@ -297,14 +298,54 @@ def krippendorff_ordinal(value_counts: np.ndarray, value_domain: list[int]) -> f
     if counts.shape[0] == 0 or (counts.sum(axis=0) > 0).sum() < 2:
         return None
     try:
-        value = float(
-            krippendorff.alpha(
-                value_counts=counts, value_domain=value_domain, level_of_measurement="ordinal"
+        if counts.shape[0] > ALPHA_BLOCK_UNITS:
+            value = _alpha_ordinal_blocked(counts, value_domain)
+        else:
+            value = float(
+                krippendorff.alpha(
+                    value_counts=counts, value_domain=value_domain, level_of_measurement="ordinal"
+                )
             )
-        )
     except (ValueError, ZeroDivisionError):
         return None
     return None if math.isnan(value) else value
+
+
+# Units whose coincidences are computed at once (see `_alpha_ordinal_blocked`).
+ALPHA_BLOCK_UNITS = 4096
+
+
+def _alpha_ordinal_blocked(counts: np.ndarray, value_domain: list[int]) -> float:
+    """`krippendorff.alpha(value_counts=counts, ..., level_of_measurement="ordinal")`, the
+    coincidence matrix summed over blocks of units.
+
+    The library builds units x values x values arrays at once: ~100 MB for the "all" row at
+    POLLUX scale (165,000 units, 5 values), the export's memory peak. Each block's units are
+    summed here after the running total, in unit order, so every sum takes its terms in the
+    library's own order and the result is the same float, bit for bit (tests check it); the
+    rest is the library's code (krippendorff is pinned).
+    """
+    from krippendorff import krippendorff as module
+
+    impl: Any = module  # its private helpers' annotations do not type-check as called
+    dtype = np.dtype(np.float64)  # what alpha() passes them
+    width = counts.shape[1]
+    eye = np.eye(width)[np.newaxis, ...]
+    total: np.ndarray | None = None
+    for start in range(0, counts.shape[0], ALPHA_BLOCK_UNITS):
+        block = counts[start : start + ALPHA_BLOCK_UNITS]
+        # impl._coincidences, before its final sum over units.
+        pairable = np.maximum(block.sum(axis=1), 2)
+        pairs = block[..., np.newaxis] * block[:, np.newaxis, :] - block[:, np.newaxis, :] * eye
+        terms = np.divide(pairs, (pairable - 1).reshape((-1, 1, 1)), dtype=dtype)
+        total = terms.sum(axis=0) if total is None else np.concatenate([total[None], terms]).sum(0)
+    assert total is not None
+    n_v = total.sum(axis=0)
+    expected = impl._random_coincidences(n_v, dtype=dtype)
+    distances = impl._distances(
+        np.asarray(value_domain), impl._distance_metric("ordinal"), n_v, dtype=dtype
+    )
+    return float(1 - (total * distances).sum() / (expected * distances).sum())
 
 
 def value_count_matrix(
@@ -483,9 +524,9 @@ def _stream_copy(
         column_types=wire, strings_can_be_null=True, quoted_strings_can_be_null=False
     )
 
-    def parse(parts: list[Any]) -> Iterator[pa.RecordBatch]:
+    def parse(data: bytearray) -> Iterator[pa.RecordBatch]:
         table = pacsv.read_csv(
-            pa.BufferReader(b"".join(parts)),
+            pa.BufferReader(pa.py_buffer(data)),
             read_options=read_options,
             parse_options=parse_options,
             convert_options=convert_options,
@@ -494,16 +535,20 @@ def _stream_copy(
             yield _cast_bools(batch, schema)
 
     with connection.cursor() as cursor, cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)") as copy:
-        parts: list[Any] = []
-        size = 0
+        # Each block is copied into one growing buffer at once: holding on to the blocks
+        # themselves (libpq buffers behind memoryviews) until the chunk is full cost ~2 us of
+        # CPU per row to allocate and free, more than receiving them.
+        data = bytearray()
+        rows = 0
         for block in copy:
-            parts.append(block)
-            size += len(block)
-            if len(parts) >= chunk_rows or size >= _COPY_CHUNK_BYTES:
-                yield from parse(parts)
-                parts, size = [], 0
-        if parts:
-            yield from parse(parts)
+            data += block
+            rows += 1
+            if rows >= chunk_rows or len(data) >= _COPY_CHUNK_BYTES:
+                yield from parse(data)
+                # A new buffer, not a cleared one: Arrow read the old one without copying.
+                data, rows = bytearray(), 0
+        if rows:
+            yield from parse(data)
 
 
 def _tables() -> dict[str, str]:
@@ -624,18 +669,38 @@ def read_estimate_frame(
     Streams in chunks and keeps no rationale text: the rule is applied chunk by chunk.
     Call inside `snapshot()` when the result must agree with other reads.
     """
-    lookups = lookups or Lookups.load()
-    script = default_script()
-    min_words = int(settings.POLLUX.get("RATIONALE_MIN_WORDS", 2))
-    frames: list[pd.DataFrame] = []
-    done = 0
-    sure_sql = (
-        rationale_sure_sql("e.rationale", script=script, min_words=min_words)
-        if is_postgres()
-        else None
-    )
-    for batch in stream_query(narrow_estimates_sql(sure_sql), NARROW_SCHEMA, chunk_rows=chunk_rows):
-        cols = {name: batch.column(name) for name in batch.schema.names}
+    reader = EstimateFrameBuilder(lookups)
+    for batch in stream_query(
+        narrow_estimates_sql(reader.sure_sql("e.rationale")), NARROW_SCHEMA, chunk_rows=chunk_rows
+    ):
+        reader.add({name: batch.column(name) for name in batch.schema.names})
+        if progress:
+            progress(reader.rows, 0, "read")
+    return reader.frame()
+
+
+class EstimateFrameBuilder:
+    """Builds the compact estimates frame of `read_estimate_frame` chunk by chunk.
+
+    Each chunk is a mapping of NARROW_SCHEMA column names to Arrow arrays; the rationale text is
+    needed only where `rationale_sure` is false (the export's single pass sends it everywhere).
+    """
+
+    def __init__(self, lookups: Lookups | None = None) -> None:
+        self.lookups = lookups or Lookups.load()
+        self.script = default_script()
+        self.min_words = int(settings.POLLUX.get("RATIONALE_MIN_WORDS", 2))
+        self.frames: list[pd.DataFrame] = []
+        self.rows = 0
+
+    def sure_sql(self, column: str) -> str | None:
+        """The SQL condition proving a rationale valid (None: not on this database)."""
+        if not is_postgres():
+            return None
+        return rationale_sure_sql(column, script=self.script, min_words=self.min_words)
+
+    def add(self, cols: dict[str, pa.Array]) -> None:
+        lookups = self.lookups
         rubric = _np(cols["estimate_rubric_id"], fill=-1)
         rubric = np.where(rubric < 0, _np(cols["rubric_id"], fill=0), rubric)
         score = _np(cols["score"], fill=np.nan).astype(float)
@@ -644,16 +709,16 @@ def read_estimate_frame(
         ok = _np(cols["rationale_sure"], fill=False).astype(bool)
         check = np.flatnonzero(~ok)
         if len(check):
-            # Only the rationales the database could not prove valid came with their text.
+            # Only the rationales the database could not prove valid need the exact rule.
             ok[check] = rationale_ok_vectorised(
                 pc.take(cols["rationale"], pa.array(check)),
                 score[check],
                 is_na[check],
                 top[check],
-                script=script,
-                min_words=min_words,
+                script=self.script,
+                min_words=self.min_words,
             )
-        frames.append(
+        self.frames.append(
             pd.DataFrame(
                 {
                     # Narrow dtypes: half a million rows stay a few tens of megabytes.
@@ -680,29 +745,49 @@ def read_estimate_frame(
                 }
             )
         )
-        done += batch.num_rows
-        if progress:
-            progress(done, 0, "read")
-    # Arrow's allocator keeps the freed CSV blocks for reuse; hand them back before the next step.
+        self.rows += len(is_na)
+
+    def frame(self) -> pd.DataFrame:
+        """The frame of every chunk added (the chunks are released)."""
+        # Arrow's allocator keeps the freed CSV blocks for reuse; hand them back first.
+        pa.default_memory_pool().release_unused()
+        frames, self.frames = self.frames, []
+        if not frames:
+            return pd.DataFrame(
+                {
+                    name: pd.Series(dtype="float64" if name == "score" else "int64")
+                    for name in (
+                        *ESTIMATE_COLUMNS,
+                        "criterion_id",
+                        "panel_id",
+                        "model_id",
+                        "instruction_id",
+                        "task_id",
+                        "leaf_task_id",
+                        "scale_size",
+                        "rubric_id",
+                    )
+                }
+            ).astype({"group": object, "is_na": bool, "rationale_ok": bool})
+        return pd.concat(frames, ignore_index=True)
+
+
+def release_memory() -> None:
+    """Hand freed memory back to the system: Python's garbage, Arrow's pool, glibc's heap.
+
+    Arrow's allocator and glibc's malloc keep freed blocks for reuse, so a step's transient
+    otherwise stacks on the previous step's (~100 MB at POLLUX scale).
+    """
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
     pa.default_memory_pool().release_unused()
-    if not frames:
-        return pd.DataFrame(
-            {
-                name: pd.Series(dtype="float64" if name == "score" else "int64")
-                for name in (
-                    *ESTIMATE_COLUMNS,
-                    "criterion_id",
-                    "panel_id",
-                    "model_id",
-                    "instruction_id",
-                    "task_id",
-                    "leaf_task_id",
-                    "scale_size",
-                    "rubric_id",
-                )
-            }
-        ).astype({"group": object, "is_na": bool, "rationale_ok": bool})
-    return pd.concat(frames, ignore_index=True)
+    libc_name = ctypes.util.find_library("c")
+    if libc_name:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(libc_name).malloc_trim(0)
 
 
 def _np(array: pa.Array | pa.ChunkedArray, fill: Any = 0) -> np.ndarray:
@@ -743,12 +828,19 @@ def dataset_compute(
     rules: AggregationSettings, *, progress: ProgressFn | None = None
 ) -> DatasetComputation:
     """Read (call inside `snapshot()`), aggregate, label, report agreement and result tables."""
-    estimates = read_estimate_frame(progress=progress)
+    return dataset_compute_from(read_estimate_frame(progress=progress), rules)
+
+
+def dataset_compute_from(estimates: pd.DataFrame, rules: AggregationSettings) -> DatasetComputation:
+    """`dataset_compute` on an estimates frame already read (see `EstimateFrameBuilder`)."""
     result = aggregate_estimates(estimates, rules)
     triples = label_dimensions(result.triples)
     included = triples[triples["excluded_reason"] == ""]
     mask = estimates["estimate_id"].isin(result.kept_estimate_ids).to_numpy()
     kept = estimates.loc[mask, ["triple_id", "score", "is_na"]]
+    # The read's and the rules' garbage goes back to the system before Krippendorff's alpha
+    # takes its transient (units x values x values arrays: ~100 MB at POLLUX scale).
+    release_memory()
     agreement = agreement_report(included, kept)
     tables = result_tables(included)
     return DatasetComputation(

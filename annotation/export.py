@@ -1,10 +1,12 @@
 """The final dataset as Parquet (one file per table) or Excel (one sheet per table).
 
-Everything is read inside one snapshot (`aggregation.snapshot`): the aggregates are computed from
-the same estimates that are written, so a score submitted during the export is wholly in or
-wholly out. Estimates stream from the database in chunks (COPY on PostgreSQL) and are written
-chunk by chunk: memory stays bounded by the chunk size plus the small reference tables
-(criteria, rubrics, instructions and answers).
+Everything is read inside one snapshot (`aggregation.snapshot`), and the estimates in one query:
+the aggregates are computed from the very rows that are written, so a score submitted during
+the export is wholly in or wholly out. Estimates stream from the database in chunks (COPY on
+PostgreSQL); while they are aggregated, their columns wait on disk beside the target
+(`EstimateSpill`), and are then written chunk by chunk: memory stays bounded by the chunk size
+plus the compact aggregation frame and the reference tables (criteria, rubrics, instructions
+and answers).
 
 A file is written under a temporary name in the target directory and renamed into place only
 when complete, so a killed export never leaves a file that looks finished.
@@ -14,15 +16,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import re
 import shutil
+import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -34,9 +38,11 @@ from django.db import connection
 from annotation.aggregation import (
     AggregationSettings,
     DatasetComputation,
+    EstimateFrameBuilder,
     ProgressFn,
-    dataset_compute,
+    dataset_compute_from,
     is_postgres,
+    release_memory,
     snapshot,
     stream_query,
 )
@@ -225,7 +231,8 @@ def triple_schema(judge_names: list[str]) -> pa.Schema:
     return pa.schema([*TRIPLE_SCHEMA, *extra])
 
 
-# The wire format of the estimates query: ids only, texts are joined in memory by id.
+# The columns of the estimates table as they come off the wire: ids only, texts are joined in
+# memory by id. These are what the single pass parks on disk (`EstimateSpill`).
 _WIRE_SCHEMA = pa.schema(
     [
         ("estimate_id", pa.int64()),
@@ -249,6 +256,17 @@ _WIRE_SCHEMA = pa.schema(
         ("time_spent_ms", pa.int64()),
     ]
 )
+# The query's extra columns, for the aggregation only (`EstimateFrameBuilder`): the triple's own
+# rubric and panel (the wire's rubric_id is the estimate's rubric, falling back to the triple's;
+# its panel_id is the assignment's) and the database's rule-1 proof.
+_QUERY_SCHEMA = pa.schema(
+    [
+        *_WIRE_SCHEMA,
+        ("triple_rubric_id", pa.int64()),
+        ("triple_panel_id", pa.int64()),
+        ("rationale_sure", pa.bool_()),
+    ]
+)
 
 
 def _epoch_us(column: str) -> str:
@@ -257,7 +275,9 @@ def _epoch_us(column: str) -> str:
     return f"CAST(ROUND((julianday({column}) - 2440587.5) * 86400000000) AS INTEGER)"
 
 
-def _estimates_sql() -> str:
+def _estimates_sql(sure: str | None = None) -> str:
+    """Every submitted estimate with what both the aggregation and the estimates table need;
+    `sure` (SQL) is the condition proving a rationale valid (see `rationale_sure_sql`)."""
     e, t, a, i = (
         Estimate._meta.db_table,
         Triple._meta.db_table,
@@ -265,17 +285,89 @@ def _estimates_sql() -> str:
         Instruction._meta.db_table,
     )
     s = Assignment._meta.db_table
+    sure = f"({sure})" if sure else "FALSE"
     return (
         "SELECT e.id, e.triple_id, a.instruction_id, t.answer_id, a.model_id, i.task_id, "  # noqa: S608 (trusted table names)
         'i.complexity, i.style_id, t.criterion_id, t."group", '
         "COALESCE(e.rubric_id, t.rubric_id), e.expert_id, s.panel_id, e.score, "
         "CASE WHEN e.is_na THEN 1 ELSE 0 END, e.rationale, "
-        f"{_epoch_us('e.submitted_at')}, {_epoch_us('e.updated_at')}, e.time_spent_ms "
+        f"{_epoch_us('e.submitted_at')}, {_epoch_us('e.updated_at')}, e.time_spent_ms, "
+        f"t.rubric_id, t.panel_id, CASE WHEN {sure} THEN 1 ELSE 0 END "
         f"FROM {e} e JOIN {t} t ON t.id = e.triple_id "
         f"JOIN {a} a ON a.id = t.answer_id JOIN {i} i ON i.id = a.instruction_id "
         f"JOIN {s} s ON s.id = e.assignment_id "
         f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}'"
     )
+
+
+class EstimateSpill:
+    """The estimates of the single pass, parked on disk until the aggregation has decided.
+
+    Which estimates the dataset keeps is known only once every estimate has been aggregated, and
+    reading them twice from the database (a narrow pass for the aggregation, a wide one with the
+    rationales for the file) cost a second query, transfer and CSV parse. The one pass writes
+    the wire batches here as an uncompressed Arrow IPC stream (cheap: a copy into the page
+    cache) and the write pass reads them back batch by batch, so memory stays bounded by a batch.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: Any = pa.OSFile(str(path), "wb")
+        self._writer: Any = pa.ipc.new_stream(self._file, _WIRE_SCHEMA)
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        self._writer.write_batch(batch)
+
+    def finish(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._file.close()
+            self._writer = self._file = None
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        self.finish()
+        with pa.OSFile(str(self.path), "rb") as source:
+            yield from pa.ipc.open_stream(source)
+
+    def remove(self) -> None:
+        with contextlib.suppress(Exception):
+            self.finish()
+        _remove(self.path)
+
+
+def read_estimates_once(
+    spill: EstimateSpill, *, chunk_rows: int, progress: ProgressFn | None = None
+) -> pd.DataFrame:
+    """One pass over the submitted estimates: the aggregation's compact frame is returned, the
+    estimates table's columns go to `spill`."""
+    builder = EstimateFrameBuilder()
+    sql = _estimates_sql(builder.sure_sql("e.rationale"))
+    for batch in stream_query(sql, _QUERY_SCHEMA, chunk_rows=chunk_rows):
+        builder.add(
+            {
+                "estimate_id": batch.column("estimate_id"),
+                "triple_id": batch.column("triple_id"),
+                "answer_id": batch.column("answer_id"),
+                "criterion_id": batch.column("criterion_id"),
+                "rubric_id": batch.column("triple_rubric_id"),
+                "panel_id": batch.column("triple_panel_id"),
+                "group": batch.column("group"),
+                "model_id": batch.column("model_id"),
+                "instruction_id": batch.column("instruction_id"),
+                "task_id": batch.column("task_id"),
+                "score": batch.column("score").cast(pa.float64()),
+                "is_na": batch.column("is_na"),
+                "rationale_sure": batch.column("rationale_sure"),
+                "rationale": batch.column("rationale"),
+                # COALESCE(e.rubric_id, t.rubric_id): the builder's fallback finds it non-null.
+                "estimate_rubric_id": batch.column("rubric_id"),
+            }
+        )
+        spill.write(batch.select(_WIRE_SCHEMA.names))
+        if progress:
+            progress(builder.rows, 0, "read")
+    spill.finish()
+    return builder.frame()
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,13 +380,27 @@ class IdMap:
 
     The texts are held as one Arrow string array (UTF-8, ~1 byte per Cyrillic-heavy character
     less than Python's str): the answers alone are ~40 MB as Python strings at POLLUX scale.
+    Ids point at their text by an integer code (`codes`, -1: no text), so a chunk's dictionary
+    is a gather by codes, without hashing texts per chunk. Dictionaries should not repeat a
+    value: Parquet's writer falls back to plain encoding for such a column chunk, writing out
+    every row's text (rubrics, scales and empty references are shared by several ids: tens of
+    MB per row group, held until the row group is done). So mapped texts are held once each;
+    texts from `from_query` (the answers) are taken as distinct, because hashing 35 MB of them
+    costs more than the rare duplicate (which only costs that chunk the plain encoding).
     """
 
     def __init__(self, mapping: dict[int, str | None]) -> None:
         keys = np.fromiter(mapping.keys(), dtype=np.int64, count=len(mapping))
         order = np.argsort(keys)
+        values = list(mapping.values())
+        distinct: dict[str, int] = {}
+        codes = [
+            -1 if (text := values[i]) is None else distinct.setdefault(text, len(distinct))
+            for i in order.tolist()
+        ]
         self.keys = keys[order]
-        self.values = pc.take(pa.array(list(mapping.values()), pa.string()), pa.array(order))
+        self.codes = np.array(codes, dtype=np.int64)
+        self.texts: pa.Array = pa.array(list(distinct), pa.string())
 
     @classmethod
     def from_query(cls, sql: str) -> IdMap:
@@ -303,26 +409,30 @@ class IdMap:
         table = pa.Table.from_batches(list(stream_query(sql, schema)), schema=schema)
         self = cls({})
         self.keys = np.asarray(table.column("id").to_numpy(), dtype=np.int64)
-        self.values = table.column("text").combine_chunks()
+        self.texts = table.column("text").combine_chunks()
+        self.codes = np.where(
+            np.asarray(self.texts.is_null().to_numpy(zero_copy_only=False), dtype=bool),
+            -1,
+            np.arange(len(self.texts), dtype=np.int64),
+        )
+        del table
+        # The parsed chunks are free now; Arrow's allocator would keep them for reuse.
+        pa.default_memory_pool().release_unused()
         return self
 
     def dictionary(self, ids: np.ndarray) -> pa.DictionaryArray:
         uniq, inverse = np.unique(ids, return_inverse=True)
-        pos = np.searchsorted(self.keys, uniq)
-        pos = np.clip(pos, 0, max(len(self.keys) - 1, 0))
-        found = (self.keys[pos] == uniq) if len(self.keys) else np.zeros(len(uniq), bool)
+        code = np.full(len(uniq), -1, dtype=np.int64)
         if len(self.keys):
-            words = pc.if_else(
-                pa.array(found), pc.take(self.values, pa.array(pos)), pa.scalar(None, pa.string())
-            )
-        else:
-            words = pa.nulls(len(uniq), pa.string())
-        indices = pa.array(inverse.astype(np.int32))
-        if not all(found):
+            pos = np.clip(np.searchsorted(self.keys, uniq), 0, len(self.keys) - 1)
             # Unknown ids (or the -1 of a NULL) become nulls, not empty strings.
-            missing = np.flatnonzero(~np.asarray(found))
-            indices = pc.if_else(pa.array(np.isin(inverse, missing)), None, indices)
-        return pa.DictionaryArray.from_arrays(indices, words)
+            found = self.keys[pos] == uniq
+            code[found] = self.codes[pos[found]]
+        has_text = code >= 0
+        used = np.unique(code[has_text])
+        local = np.searchsorted(used, code)[inverse].astype(np.int32)
+        indices = pa.array(local, mask=~has_text[inverse])
+        return pa.DictionaryArray.from_arrays(indices, pc.take(self.texts, pa.array(used)))
 
 
 def _text_dict(values: list[str | None]) -> pa.DictionaryArray:
@@ -410,49 +520,119 @@ def _ids(array: pa.Array, fill: int = -1) -> np.ndarray:
 def estimate_batches(
     kept_ids: np.ndarray,
     lookups: ExportLookups,
+    wires: Iterable[pa.RecordBatch],
     *,
-    chunk_rows: int,
     on_chunk: Callable[[int], None] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The estimates table, chunk by chunk, keeping only the estimates in the dataset."""
-    for wire in stream_query(_estimates_sql(), _WIRE_SCHEMA, chunk_rows=chunk_rows):
+    """The estimates table, chunk by chunk, keeping only the estimates in the dataset.
+
+    `wires`: batches of `_WIRE_SCHEMA` (as parked by `read_estimates_once`). The batches are
+    built by a worker thread one ahead of the caller, so that building the next one (Arrow and
+    NumPy kernels, mostly without the GIL) overlaps the caller's compression of this one.
+    `on_chunk` is called in the caller's thread (it may use the caller's database connection).
+    """
+    for rows, batch in _prefetched(_estimate_batches(kept_ids, lookups, wires)):
+        if on_chunk:
+            on_chunk(rows)
+        if batch is not None:
+            yield batch
+
+
+def _estimate_batches(
+    kept_ids: np.ndarray, lookups: ExportLookups, wires: Iterable[pa.RecordBatch]
+) -> Iterator[tuple[int, pa.RecordBatch | None]]:
+    """(rows read, the batch of those kept, None if none) per wire batch."""
+    for wire in wires:
         ids = _ids(wire.column("estimate_id"))
         pos = np.clip(np.searchsorted(kept_ids, ids), 0, max(len(kept_ids) - 1, 0))
         keep = (kept_ids[pos] == ids) if len(kept_ids) else np.zeros(len(ids), bool)
-        if on_chunk:
-            on_chunk(wire.num_rows)
         if not keep.any():
+            yield wire.num_rows, None
             continue
         w = wire.filter(pa.array(keep))
         rubric = _ids(w.column("rubric_id"))
         score = w.column("score")
         is_na = w.column("is_na")
-        yield pa.RecordBatch.from_arrays(
-            [
-                w.column("estimate_id"),
-                w.column("triple_id"),
-                lookups.instruction_ext.dictionary(_ids(w.column("instruction_id"))),
-                lookups.answer_ext.dictionary(_ids(w.column("answer_id"))),
-                lookups.model.dictionary(_ids(w.column("model_id"))),
-                lookups.task_path.dictionary(_ids(w.column("task_id"))),
-                pc.dictionary_encode(w.column("complexity")).cast(_DICT),
-                lookups.style.dictionary(_ids(w.column("style_id"))),
-                lookups.criterion_key.dictionary(_ids(w.column("criterion_id"))),
-                lookups.criterion_name.dictionary(_ids(w.column("criterion_id"))),
-                pc.dictionary_encode(w.column("group")).cast(_DICT),
-                lookups.rubric_scale.dictionary(rubric),
-                pa.array([lookups.rubric_version.get(r) for r in rubric.tolist()], pa.int32()),
-                lookups.expert.dictionary(_ids(w.column("expert_id"))),
-                lookups.panel.dictionary(_ids(w.column("panel_id"))),
-                pc.if_else(is_na, pa.scalar(None, pa.int16()), score),
-                is_na,
-                pc.fill_null(w.column("rationale"), ""),
-                pc.cast(w.column("submitted_us"), _TS),
-                pc.cast(w.column("updated_us"), _TS),
-                w.column("time_spent_ms"),
-            ],
-            schema=ESTIMATE_SCHEMA,
+        yield (
+            wire.num_rows,
+            pa.RecordBatch.from_arrays(
+                [
+                    w.column("estimate_id"),
+                    w.column("triple_id"),
+                    lookups.instruction_ext.dictionary(_ids(w.column("instruction_id"))),
+                    lookups.answer_ext.dictionary(_ids(w.column("answer_id"))),
+                    lookups.model.dictionary(_ids(w.column("model_id"))),
+                    lookups.task_path.dictionary(_ids(w.column("task_id"))),
+                    pc.dictionary_encode(w.column("complexity")).cast(_DICT),
+                    lookups.style.dictionary(_ids(w.column("style_id"))),
+                    lookups.criterion_key.dictionary(_ids(w.column("criterion_id"))),
+                    lookups.criterion_name.dictionary(_ids(w.column("criterion_id"))),
+                    pc.dictionary_encode(w.column("group")).cast(_DICT),
+                    lookups.rubric_scale.dictionary(rubric),
+                    pa.array([lookups.rubric_version.get(r) for r in rubric.tolist()], pa.int32()),
+                    lookups.expert.dictionary(_ids(w.column("expert_id"))),
+                    lookups.panel.dictionary(_ids(w.column("panel_id"))),
+                    pc.if_else(is_na, pa.scalar(None, pa.int16()), score),
+                    is_na,
+                    pc.fill_null(w.column("rationale"), ""),
+                    pc.cast(w.column("submitted_us"), _TS),
+                    pc.cast(w.column("updated_us"), _TS),
+                    w.column("time_spent_ms"),
+                ],
+                schema=ESTIMATE_SCHEMA,
+            ),
         )
+
+
+_T = TypeVar("_T")
+
+
+def _prefetched(items: Iterator[_T], depth: int = 1) -> Generator[_T, None, None]:
+    """`items`, computed by a worker thread up to `depth` items ahead of the caller.
+
+    The worker's exception is raised in the caller; a caller that stops early (an exception,
+    a closed generator) stops the worker before returning.
+    """
+    buffer: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: tuple[bool, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                buffer.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for item in items:
+                if not put((True, item)):
+                    return
+        except BaseException as exc:  # handed over to the caller, raised there
+            put((False, exc))
+            return
+        finally:
+            # Closed in the thread that ran it (the spill file it reads is closed now).
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+        put((False, None))
+
+    worker = threading.Thread(target=work, name="export-prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            ok, item = buffer.get()
+            if not ok:
+                if item is not None:
+                    raise item
+                return
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 def triple_batches(
@@ -464,10 +644,20 @@ def triple_batches(
 ) -> Iterator[pa.RecordBatch]:
     """The triples table (in the dataset only), ordered by answer so text dictionaries stay
     chunk-local and small."""
-    triples = computed.triples[computed.triples["excluded_reason"] == ""]
-    triples = triples.sort_values(["answer_id", "triple_id"]).reset_index(drop=True)
-    for start in range(0, len(triples), chunk_rows):
-        part = triples.iloc[start : start + chunk_rows]
+    triples = computed.triples
+    # Row positions in (answer, triple) order, the rows gathered chunk by chunk: a sorted copy
+    # of the whole frame would sit in memory beside the chunks' texts.
+    keep = np.flatnonzero((triples["excluded_reason"] == "").to_numpy())
+    order = keep[
+        np.lexsort(
+            (
+                triples["triple_id"].to_numpy(dtype=np.int64)[keep],
+                triples["answer_id"].to_numpy(dtype=np.int64)[keep],
+            )
+        )
+    ]
+    for start in range(0, len(order), chunk_rows):
+        part = triples.iloc[order[start : start + chunk_rows]]
         instr = part["instruction_id"].to_numpy(dtype=np.int64)
         answer = part["answer_id"].to_numpy(dtype=np.int64)
         leaf = part["leaf_task_id"].to_numpy(dtype=np.int64)
@@ -545,6 +735,10 @@ class ParquetSink:
             for batch in batches:
                 writer.write_batch(batch, row_group_size=max(batch.num_rows, 1))
                 rows += batch.num_rows
+                # The row group is on disk: its buffers go back to the system now, or Arrow's
+                # allocator keeps them and each row group's peak stacks on the last one's
+                # (~130 MB over the triples table at POLLUX scale).
+                pa.default_memory_pool().release_unused()
         self.rows[name] = rows
 
     def write_frame(self, name: str, frame: pd.DataFrame) -> None:
@@ -632,6 +826,8 @@ class XlsxSink:
                     row += piece.num_rows
                     offset += piece.num_rows
                     total += piece.num_rows
+                # As in ParquetSink: the batch's XML is written, its buffers go back now.
+                pa.default_memory_pool().release_unused()
         finally:
             self._close_sheet(sheet)
         self.rows[name] = total
@@ -741,7 +937,10 @@ _STYLES = (
     '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
     "</styleSheet>"
 )
-_XML_ROWS = 5_000  # rows turned into XML at once: bounds the memory of the string kernels
+# Rows turned into XML at once, at most, and the cell text they may carry (see `_xml_slices`):
+# these bound the memory of the string kernels.
+_XML_ROWS = 5_000
+_XML_BYTES = 4 << 20
 
 
 def _col_letter(index: int) -> str:
@@ -840,8 +1039,7 @@ def _batch_xml(stream: Any, batch: pa.RecordBatch, first_row: int) -> None:
             columns.append((_string_tail(array.dictionary), array.indices))
         else:
             columns.append((_cell_tails(array), None))
-    for start in range(0, batch.num_rows, _XML_ROWS):
-        n = min(_XML_ROWS, batch.num_rows - start)
+    for start, n in _xml_slices(columns, batch.num_rows):
         row0 = first_row + start + 1  # Excel rows count from 1
         numbers = pa.array(np.arange(row0, row0 + n)).cast(_STR)
         cells = []
@@ -853,6 +1051,29 @@ def _batch_xml(stream: Any, batch: pa.RecordBatch, first_row: int) -> None:
             )
             cells.append(pc.fill_null(_join(f'<c r="{_col_letter(c)}', numbers, part), ""))
         _write_xml(stream, _join('<row r="', numbers, '">', *cells, "</row>"))
+
+
+def _xml_slices(
+    columns: list[tuple[pa.Array, pa.Array | None]], num_rows: int
+) -> Iterator[tuple[int, int]]:
+    """(start, length) of the slices a batch is turned into XML by: at most _XML_ROWS rows and
+    about _XML_BYTES of cell text each. Rows of the triples sheet carry the answer, instruction
+    and rubric texts (~6 KB): 5,000 of them made ~30 MB of XML, held several times over while
+    the cells were joined; the estimates sheet's rows (~600 B) keep their 5,000-row slices."""
+    sizes = np.zeros(num_rows, dtype=np.int64)
+    for tails, indices in columns:
+        lengths = pc.binary_length(tails)
+        if indices is not None:
+            lengths = pc.take(lengths, indices)
+        sizes += np.asarray(pc.fill_null(lengths, 0).to_numpy(zero_copy_only=False))
+    ends = np.cumsum(sizes)
+    start = 0
+    while start < num_rows:
+        before = int(ends[start - 1]) if start else 0
+        stop = int(np.searchsorted(ends, before + _XML_BYTES, side="right"))
+        stop = min(max(stop, start + 1), start + _XML_ROWS, num_rows)
+        yield start, stop - start
+        start = stop
 
 
 def _write_xml(stream: Any, rows: pa.Array) -> None:
@@ -935,55 +1156,68 @@ def dataset_write(
     options: ExportOptions,
     *,
     progress: ProgressFn | None = None,
+    spill_path: Path | None = None,
 ) -> dict[str, Any]:
     """Write the dataset to `target` (a file; for Parquet a directory, or a .zip file).
 
-    All of it comes from one snapshot. Returns the report (row counts, settings, aggregation
-    report). The caller is responsible for atomic placement (see `dataset_export`).
+    All of it comes from one snapshot, read in one pass: the estimates wait in `spill_path`
+    (default: beside `target`, removed at the end) while they are aggregated. Returns the report
+    (row counts, settings, aggregation report). The caller is responsible for atomic placement
+    (see `dataset_export`).
     """
     generated_at = datetime.now(UTC)
-    with snapshot():
-        lookups = ExportLookups.load()
-        judge_names = judge_names_in_snapshot()
-        computed = dataset_compute(options.rules, progress=progress)
-        total = len(computed.estimates)
-        kept = computed.result.kept_estimate_ids
-        # The compact estimates frame has served the aggregation; free it before the long pass.
-        computed.estimates = computed.estimates.iloc[0:0]
-        _release_memory()
-        done = {"n": 0}
+    spill = EstimateSpill(spill_path or _spill_path(target))
+    try:
+        with snapshot():
+            judge_names = judge_names_in_snapshot()
+            estimates = read_estimates_once(spill, chunk_rows=options.chunk_rows, progress=progress)
+            computed = dataset_compute_from(estimates, options.rules)
+            total = len(estimates)
+            kept = computed.result.kept_estimate_ids
+            # The compact estimates frame has served the aggregation; free it before the long pass.
+            del estimates
+            computed.estimates = computed.estimates.iloc[0:0]
+            release_memory()
+            # The reference tables (the answer texts: tens of MB) only now: the write pass alone
+            # needs them, and loaded first they stacked under the aggregation's peak.
+            lookups = ExportLookups.load()
+            release_memory()
+            done = {"n": 0}
 
-        def on_chunk(n: int) -> None:
-            done["n"] += n
-            if progress:
-                progress(done["n"], total, "write")
-            if options.chunk_delay:
-                time.sleep(options.chunk_delay)
+            def on_chunk(n: int) -> None:
+                done["n"] += n
+                if progress:
+                    progress(done["n"], total, "write")
+                if options.chunk_delay:
+                    time.sleep(options.chunk_delay)
 
-        sink: ParquetSink | XlsxSink
-        if options.fmt == "xlsx":
-            sink = XlsxSink(target, max_rows=options.excel_max_rows)
-            sink.write_readme(readme_lines(options, computed, generated_at))
-        else:
-            sink = ParquetSink(target)
-        try:
-            sink.write_table(
-                "triples",
-                triple_schema(judge_names),
-                triple_batches(
-                    computed, lookups, chunk_rows=options.chunk_rows, judge_names=judge_names
-                ),
-            )
-            sink.write_table(
-                "estimates",
-                ESTIMATE_SCHEMA,
-                estimate_batches(kept, lookups, chunk_rows=options.chunk_rows, on_chunk=on_chunk),
-            )
-            sink.write_frame("agreement", computed.agreement)
-            for name, table in computed.tables.items():
-                sink.write_frame(name, table)
-        finally:
-            sink.close()
+            sink: ParquetSink | XlsxSink
+            if options.fmt == "xlsx":
+                sink = XlsxSink(target, max_rows=options.excel_max_rows)
+                sink.write_readme(readme_lines(options, computed, generated_at))
+            else:
+                sink = ParquetSink(target)
+            try:
+                sink.write_table(
+                    "triples",
+                    triple_schema(judge_names),
+                    triple_batches(
+                        computed, lookups, chunk_rows=options.chunk_rows, judge_names=judge_names
+                    ),
+                )
+                release_memory()
+                sink.write_table(
+                    "estimates",
+                    ESTIMATE_SCHEMA,
+                    estimate_batches(kept, lookups, spill.batches(), on_chunk=on_chunk),
+                )
+                sink.write_frame("agreement", computed.agreement)
+                for name, table in computed.tables.items():
+                    sink.write_frame(name, table)
+            finally:
+                sink.close()
+    finally:
+        spill.remove()
     report = dict(computed.result.report)
     report["rows"] = dict(sink.rows)
     report["format"] = options.fmt
@@ -991,6 +1225,10 @@ def dataset_write(
     if isinstance(sink, XlsxSink):
         report["sheets"] = sink.sheets
     return report
+
+
+def _spill_path(target: Path) -> Path:
+    return target.with_name(target.name + ".spill")
 
 
 def dataset_export(
@@ -1008,11 +1246,14 @@ def dataset_export(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / (temp_name or f".{out.name}.{os.getpid()}.part")
-    _remove(tmp)
+    staging = tmp.with_name(tmp.name + ".d")
+    # What a killed attempt with the same temporary name may have left: its file, its staging
+    # directory, its spilled estimates.
+    leftovers = (tmp, staging, _spill_path(tmp), _spill_path(staging))
+    for path in leftovers:
+        _remove(path)
     try:
         if options.fmt == "parquet" and out.suffix == ".zip":
-            staging = tmp.with_name(tmp.name + ".d")
-            _remove(staging)
             report = dataset_write(staging, options, progress=progress)
             # Parquet is compressed already: store, don't deflate again.
             with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as archive:
@@ -1025,28 +1266,10 @@ def dataset_export(
             shutil.rmtree(out)
         os.replace(tmp, out)
     except BaseException:
-        _remove(tmp)
-        _remove(tmp.with_name(tmp.name + ".d"))
+        for path in leftovers:
+            _remove(path)
         raise
     return report
-
-
-def _release_memory() -> None:
-    """Hand memory freed by the aggregation back to the system before the long write pass.
-
-    Arrow's allocator and glibc's malloc keep freed blocks for reuse; without this the write pass
-    stacks its own peak on top of the aggregation's (~100 MB more at POLLUX scale).
-    """
-    import ctypes
-    import ctypes.util
-    import gc
-
-    gc.collect()
-    pa.default_memory_pool().release_unused()
-    libc_name = ctypes.util.find_library("c")
-    if libc_name:
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(libc_name).malloc_trim(0)
 
 
 def _remove(path: Path) -> None:

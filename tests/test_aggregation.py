@@ -231,6 +231,30 @@ def test_ordinal_alpha_matches_krippendorffs_published_example() -> None:
     assert krippendorff_ordinal(matrix, domain) == pytest.approx(0.815, abs=0.0005)
 
 
+@pytest.mark.parametrize("units", [3, 12, 1000, 9000])
+@pytest.mark.parametrize("width", [2, 5])
+def test_ordinal_alpha_by_blocks_is_the_librarys_alpha_bit_for_bit(
+    units: int, width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import krippendorff
+
+    import annotation.aggregation as aggregation
+
+    rng = np.random.default_rng(units * 10 + width)
+    counts = rng.integers(0, 4, size=(units, width)).astype(np.float64)
+    counts = counts[counts.sum(axis=1) >= 2]
+    domain = list(range(1, width + 1))
+    library = float(
+        krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement="ordinal")
+    )
+    # Blocks of 7 units (uneven, several of them) and the real block size: the same float.
+    for block in (7, aggregation.ALPHA_BLOCK_UNITS):
+        monkeypatch.setattr(aggregation, "ALPHA_BLOCK_UNITS", block)
+        assert aggregation._alpha_ordinal_blocked(counts, domain) == library
+    monkeypatch.setattr(aggregation, "ALPHA_BLOCK_UNITS", 7)
+    assert krippendorff_ordinal(counts, domain) == library
+
+
 def test_the_agreement_report_gives_confidence_mode_share_alpha_and_baseline() -> None:
     result = aggregate_estimates(CASES)
     triples = result.included.copy()

@@ -14,6 +14,7 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import openpyxl
 import pandas as pd
 import pyarrow.parquet as pq
@@ -450,3 +451,178 @@ def test_the_triples_table_carries_the_judge_columns(
     cells = [row[column] for row in sheet.iter_rows(min_row=2) if len(row) > column]
     feedback = [c for c in cells if c.value == "=SUM(A1)"]
     assert feedback and all(c.data_type == "s" for c in feedback)  # text, never a formula
+
+
+# ---------------------------------------------------------------------------------------------
+# One pass over the estimates (the spill), dictionaries, the prefetching thread, XML slices.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_export_reads_the_estimates_once_and_aggregates_what_it_writes(
+    material: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import annotation.aggregation as aggregation
+    import annotation.export as export
+
+    estimate_table = Estimate._meta.db_table
+    queries: list[str] = []
+    original = aggregation.stream_query
+
+    def counting(sql: str, *args: Any, **kwargs: Any) -> Any:
+        queries.append(sql)
+        return original(sql, *args, **kwargs)
+
+    monkeypatch.setattr(export, "stream_query", counting)
+    monkeypatch.setattr(aggregation, "stream_query", counting)
+    report = dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet", chunk_rows=3))
+    assert len([q for q in queries if estimate_table in q]) == 1
+    # Aggregates and rows come from that one read: every triple's n_estimates is the number of
+    # its rows in the estimates table, and its mean is theirs.
+    estimates = pq.read_table(tmp_path / "ds" / "estimates.parquet").to_pandas()
+    triples = pq.read_table(tmp_path / "ds" / "triples.parquet").to_pandas()
+    rows = estimates.groupby("triple_id").size()
+    assert rows.to_dict() == triples.set_index("triple_id")["n_estimates"].to_dict()
+    means = estimates.groupby("triple_id")["score"].mean()
+    for row in triples.itertuples():
+        assert row.mean == pytest.approx(means[row.triple_id])
+    assert report["estimates_submitted"] == Estimate.objects.filter(status="submitted").count()
+    assert set(estimates["estimate_id"]) == expected_estimate_ids()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]  # no spill file left
+
+
+def test_the_single_pass_frame_is_the_aggregations_own_read(material: dict[str, Any]) -> None:
+    from annotation.aggregation import read_estimate_frame, snapshot
+    from annotation.export import EstimateSpill, read_estimates_once
+
+    with snapshot():
+        narrow = read_estimate_frame()
+        spill = EstimateSpill(Path(settings.PRIVATE_STORAGE_ROOT) / "test-frame.spill")
+        try:
+            Path(spill.path).parent.mkdir(parents=True, exist_ok=True)
+            once = read_estimates_once(spill, chunk_rows=4)
+            spilled = sum(batch.num_rows for batch in spill.batches())
+        finally:
+            spill.remove()
+    assert not spill.path.exists()
+    assert spilled == len(once) == len(narrow) > 0
+    key = "estimate_id"
+    pd.testing.assert_frame_equal(
+        once.sort_values(key).reset_index(drop=True),
+        narrow.sort_values(key).reset_index(drop=True),
+    )
+    assert not once["rationale_ok"].all()  # the "bad" rationale was checked, not assumed
+
+
+def test_a_failure_while_writing_the_estimates_leaves_nothing_behind(
+    material: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import annotation.export as export
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        yield 1, None
+        raise RuntimeError("disk full")
+
+    # Raised in the prefetching thread: it reaches the caller, and every file goes.
+    monkeypatch.setattr(export, "_estimate_batches", failing)
+    for name, fmt in (("ds", "parquet"), ("ds.xlsx", "xlsx"), ("ds.zip", "parquet")):
+        with pytest.raises(RuntimeError, match="disk full"):
+            dataset_export(tmp_path / name, ExportOptions(fmt=fmt))
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_prefetched_keeps_order_raises_and_stops_its_thread() -> None:
+    import threading
+
+    from annotation.export import _prefetched
+
+    assert list(_prefetched(iter(range(50)))) == list(range(50))
+
+    def broken() -> Any:
+        yield 1
+        raise ValueError("bad batch")
+
+    with pytest.raises(ValueError, match="bad batch"):
+        list(_prefetched(broken()))
+
+    produced: list[int] = []
+
+    def endless() -> Any:
+        n = 0
+        while True:
+            produced.append(n)
+            yield n
+            n += 1
+
+    items = _prefetched(endless())
+    assert next(items) == 0
+    items.close()  # the caller stops early: the worker is told and joined
+    assert not [t for t in threading.enumerate() if t.name == "export-prefetch"]
+    assert len(produced) <= 4
+
+
+def test_id_map_dictionaries_hold_each_text_once_and_no_null() -> None:
+    from annotation.export import IdMap
+
+    mapping = IdMap({1: "0,1,2", 2: "0,1", 3: "0,1,2", 4: None, 5: ""})
+    array = mapping.dictionary(np.array([3, 1, 2, 4, 9, 1, 5, -1]))
+    assert array.to_pylist() == ["0,1,2", "0,1,2", "0,1", None, None, "0,1,2", "", None]
+    dictionary = array.dictionary.to_pylist()
+    assert sorted(dictionary) == sorted({"0,1,2", "0,1", ""})  # once each, no null entry
+    assert array.indices.null_count == 3
+    empty = IdMap({}).dictionary(np.array([1, 2]))
+    assert empty.to_pylist() == [None, None] and len(empty.dictionary) == 0
+
+
+def test_shared_rubric_texts_stay_dictionary_encoded_in_parquet(
+    material: dict[str, Any], tmp_path: Path
+) -> None:
+    # Ids sharing a text (instructions without a reference answer, rubrics with the same scale)
+    # made a dictionary repeat it, or hold a null: Parquet then wrote the column out in full
+    # (plain encoding), every row's text, instead of as a dictionary.
+    dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
+    meta = pq.ParquetFile(tmp_path / "ds" / "triples.parquet").metadata
+    for group in range(meta.num_row_groups):
+        columns = {
+            meta.row_group(group).column(i).path_in_schema: meta.row_group(group).column(i)
+            for i in range(meta.num_columns)
+        }
+        for name in ("scale", "rubrics", "criteria_name", "reference_answer"):
+            assert "RLE_DICTIONARY" in columns[name].encodings, name
+
+
+def test_excel_rows_are_the_same_whatever_the_xml_slices(
+    material: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import annotation.export as export
+
+    dataset_export(tmp_path / "big.xlsx", ExportOptions(fmt="xlsx"))
+    # One row per slice: the slices follow the cell text (the long answer's rows are wide).
+    monkeypatch.setattr(export, "_XML_BYTES", 1)
+    dataset_export(tmp_path / "small.xlsx", ExportOptions(fmt="xlsx"))
+    with (
+        zipfile.ZipFile(tmp_path / "big.xlsx") as big,
+        zipfile.ZipFile(tmp_path / "small.xlsx") as small,
+    ):
+        titles = ["triples", "agreement", "model_criterion", "model_task"]
+        book = openpyxl.load_workbook(tmp_path / "big.xlsx", read_only=True)
+        for title in titles:
+            member = f"xl/worksheets/sheet{book.sheetnames.index(title) + 1}.xml"
+            assert big.read(member) == small.read(member), title
+
+
+def test_xml_slices_cover_the_rows_within_both_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow as pa
+
+    import annotation.export as export
+
+    monkeypatch.setattr(export, "_XML_ROWS", 4)
+    monkeypatch.setattr(export, "_XML_BYTES", 10)
+    texts = pa.array(["a" * 3, "b" * 12, None, "c"])
+    indices = pa.array([0, 0, 0, 1, 2, 3, 3, 3, 3, 3, 3, 0], pa.int32())
+    plain = pa.array(["x"] * 12)
+    slices = list(export._xml_slices([(texts, indices), (plain, None)], 12))
+    # Cell text per row: 4, 4, 4, 13 (over the bound alone), 1, 2, 2, 2, 2, 2, 2, 4.
+    assert slices == [(0, 2), (2, 1), (3, 1), (4, 4), (8, 4)]
+    sizes = [4, 4, 4, 13, 1, 2, 2, 2, 2, 2, 2, 4]
+    for start, n in slices:
+        assert n <= 4 and (n == 1 or sum(sizes[start : start + n]) <= 10)
