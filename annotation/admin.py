@@ -51,7 +51,10 @@ class TripleAdmin(admin.ModelAdmin):
 class AssignmentAdmin(admin.ModelAdmin):
     list_display = ["id", "expert", "answer", "panel", "kind", "status", "reserved_until"]
     list_filter = ["status", "kind", "panel"]
-    raw_id_fields = ["expert", "answer"]
+    raw_id_fields = ["answer"]
+    # Who holds the work changes only through the reassign service, which moves the estimates'
+    # expert with it (Estimate.expert is a copy with no database constraint of its own).
+    readonly_fields = ["expert"]
     show_full_result_count = False
 
 
@@ -65,7 +68,8 @@ class RevisionInline(admin.TabularInline):
 class EstimateAdmin(admin.ModelAdmin):
     list_display = ["id", "triple", "expert", "slot", "status", "score", "is_na"]
     list_filter = ["status"]
-    raw_id_fields = ["triple", "assignment", "expert", "rubric"]
+    raw_id_fields = ["triple", "assignment", "rubric"]
+    readonly_fields = ["expert"]  # always the assignment's expert (see the model field)
     inlines = [RevisionInline]
     show_full_result_count = False
 

@@ -191,7 +191,21 @@ class Estimate(models.Model):
         Triple, on_delete=models.CASCADE, related_name="estimates", db_index=False
     )
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="estimates")
-    expert = models.ForeignKey(Expert, on_delete=models.PROTECT, related_name="estimates")
+    # A copy of assignment.expert_id, so that the unique (triple, expert) constraint below can
+    # enforce the overlap in the database. Every writer sets it from the assignment's expert and
+    # nothing changes either afterwards: the builder (both write paths, revived assignments
+    # included: the key it revives by is (expert, answer, panel)), exam and control material
+    # (panels.services._scoring_material_create), and release (which deletes estimates); drafts
+    # and submissions never write it (tests/test_assignments.py checks the equality after a
+    # build, a release, a reassignment, a submission and an exam; the admin shows it, and the
+    # assignment's expert, read-only). So the expert exists as long as the assignment
+    # (whose foreign keys are checked) does, and the database-level foreign key is off: it was a
+    # third deferred check on every estimate, ~1.25 s of a first build at POLLUX scale (476,000
+    # rows; docs/bench_assignments.md). The Django ForeignKey stays: joins, and PROTECT still
+    # refuses deleting an expert through the ORM while estimates name them.
+    expert = models.ForeignKey(
+        Expert, on_delete=models.PROTECT, related_name="estimates", db_constraint=False
+    )
     slot = models.PositiveSmallIntegerField()
     status = models.CharField(
         max_length=10, choices=EstimateStatus.choices, default=EstimateStatus.PENDING
@@ -199,7 +213,11 @@ class Estimate(models.Model):
     score = models.SmallIntegerField(null=True, blank=True)
     is_na = models.BooleanField(default=False)
     rationale = models.TextField(blank=True)
-    # The rubric version the score was given under.
+    # The rubric version the score was given under: NULL until submitted, then the triple's
+    # rubric at that moment (annotation.services). It is a record meant to outlive a change of
+    # the triple's rubric (the admin can edit one), so unlike `expert` it is not a pure copy and
+    # its database-level foreign key stays; it costs little anyway: the builder writes NULL,
+    # whose check PostgreSQL skips (~0.1 s for 476,000 rows, docs/bench_assignments.md).
     # Not indexed: only a (rare) rubric deletion looks estimates up by rubric.
     rubric = models.ForeignKey(
         Rubric, on_delete=models.PROTECT, null=True, blank=True, db_index=False

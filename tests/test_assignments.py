@@ -1,24 +1,48 @@
 from __future__ import annotations
 
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 from django.utils import timezone
 
+from annotation import assignments
 from annotation.assignments import (
     assignments_build,
     assignments_reassign,
     assignments_release_expired,
 )
 from annotation.models import Answer, Assignment, AssignmentStatus, Estimate, Triple
+from annotation.services import ScoreInput, assignment_submit
 from panels.models import Expert, Panel
-from tests.conftest import make_expert
+from panels.services import (
+    ReferenceInput,
+    exam_attempt_start,
+    exam_create,
+    exam_item_add,
+    exam_references_set,
+)
+from taxonomy.services import criteria_for
+from tests.conftest import Personas, make_expert
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True, params=["bulk_create", "copy"])
+def write_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs on both write paths: small builds use bulk_create, POLLUX-scale ones
+    stream COPY chunks from a second thread. Tiny chunks make the COPY path write several."""
+    if request.param == "copy":
+        monkeypatch.setattr(assignments, "COPY_THRESHOLD", 0)
+        monkeypatch.setattr(assignments, "COPY_CHUNK_ROWS", 7)
+    return str(request.param)
 
 
 def staff(n: int = 5) -> dict[str, list[Expert]]:
@@ -158,6 +182,33 @@ def test_expired_reservations_return_to_the_pool_and_keep_drafts(
     assert {first.pk, second.pk, third.pk} >= holders
 
 
+def test_a_released_assignment_is_revived_when_its_expert_is_the_only_one_left(
+    make_answer: Callable[..., Answer],
+) -> None:
+    science = Panel.objects.get(key="science")
+    make_expert("stays", science)
+    leaves = make_expert("leaves", science)
+    answer = make_answer()
+    assignments_build(answer_ids=[answer.pk])
+    victim = Assignment.objects.get(panel=science, answer=answer, expert=leaves)
+    slots = victim.estimates.count()
+    Assignment.objects.filter(pk=victim.pk).update(
+        reserved_until=timezone.now() - timedelta(minutes=1)
+    )
+    assert assignments_release_expired() == 1
+    assert not victim.estimates.exists()
+
+    report = assignments_build(answer_ids=[answer.pk])
+    # Nobody else is qualified: the same row comes back (no second assignment for the key).
+    assert report["assignments_created"] == 1 and report["estimates_created"] == slots
+    revived = Assignment.objects.get(panel=science, answer=answer, expert=leaves)
+    assert revived.pk == victim.pk and revived.status == AssignmentStatus.ASSIGNED
+    assert revived.reserved_until is not None and revived.reserved_until > timezone.now()
+    assert revived.estimates.count() == slots
+    for triple in Triple.objects.filter(answer=answer, panel=science):
+        assert triple.estimates.count() == triple.required_overlap
+
+
 def test_a_supervisor_reassigns_an_experts_open_work(make_answer: Callable[..., Answer]) -> None:
     science = Panel.objects.get(key="science")
     a, b, c = (make_expert(n, science) for n in "abc")
@@ -213,10 +264,246 @@ def test_two_builders_racing_never_exceed_the_overlap(make_answer: Callable[...,
             connection.close()
 
     threads = [threading.Thread(target=build) for _ in range(2)]
+    interval = sys.getswitchinterval()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not errors
+    assert sys.getswitchinterval() == interval
     for triple in Triple.objects.filter(answer_id__in=ids):
         assert triple.estimates.count() == triple.required_overlap
+
+
+def test_both_paths_store_the_same_fresh_rows(
+    make_answer: Callable[..., Answer], write_path: str
+) -> None:
+    """The COPY path lays out binary rows by hand: every column must read back as the ORM's."""
+    staff(2)
+    answer = make_answer()
+    before = timezone.now()
+    assignments_build(answer_ids=[answer.pk])
+    work = list(Assignment.objects.filter(answer=answer))
+    assert work
+    hours = timedelta(hours=settings.POLLUX["ASSIGNMENT_RESERVATION_HOURS"])
+    for a in work:
+        assert (a.kind, a.status, a.time_spent_ms) == ("work", "assigned", 0)
+        assert (a.critical_stop, a.locked, a.drafts_backup, a.submission_key) == (
+            False,
+            False,
+            {},
+            "",
+        )
+        assert a.started_at is None and a.submitted_at is None
+        assert a.reserved_until is not None
+        assert before + hours <= a.reserved_until <= timezone.now() + hours
+        assert before <= a.created_at <= timezone.now()
+    estimates = list(Estimate.objects.filter(triple__answer=answer).select_related("assignment"))
+    assert estimates
+    for e in estimates:
+        assert (e.status, e.score, e.is_na, e.rationale) == ("pending", None, False, "")
+        assert (e.rubric_id, e.time_spent_ms, e.revision, e.submitted_at) == (None, 0, 0, None)
+        assert e.assignment.expert_id == e.expert_id and e.assignment.answer_id == answer.pk
+        assert 1 <= e.slot <= e.triple.required_overlap
+        assert before <= e.updated_at <= timezone.now()
+
+
+def test_a_failed_copy_chunk_aborts_the_whole_build(
+    make_answer: Callable[..., Answer], write_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A constraint violation in the writer thread reaches the caller as Django's IntegrityError
+    and nothing of the build stays."""
+    if write_path != "copy":
+        pytest.skip("the writer thread exists only on the COPY path")
+    staff(2)
+    answers = [make_answer() for _ in range(2)]
+    copy_estimates = assignments._CopyWriter._copy_estimates
+
+    def twice(self: assignments._CopyWriter, cursor: Any, rows: list[Any]) -> None:
+        copy_estimates(self, cursor, rows)
+        copy_estimates(self, cursor, rows)  # the same slots again: the unique constraints refuse
+
+    monkeypatch.setattr(assignments._CopyWriter, "_copy_estimates", twice)
+    interval = sys.getswitchinterval()
+    with pytest.raises(IntegrityError):
+        assignments_build(answer_ids=[a.pk for a in answers])
+    assert not Estimate.objects.exists() and not Assignment.objects.exists()
+    assert not [t for t in threading.enumerate() if t.name == "assignments-copy"]
+    assert sys.getswitchinterval() == interval
+
+
+def test_an_error_in_the_loop_stops_the_writer_thread(
+    make_answer: Callable[..., Answer], write_path: str
+) -> None:
+    staff(2)
+    answers = [make_answer() for _ in range(3)]
+
+    def fail(done: int, total: int) -> None:
+        raise RuntimeError("progress failed")
+
+    interval = sys.getswitchinterval()
+    with pytest.raises(RuntimeError, match="progress failed"):
+        assignments_build(answer_ids=[a.pk for a in answers], progress=fail)
+    assert not Estimate.objects.exists() and not Assignment.objects.exists()
+    assert not [t for t in threading.enumerate() if t.name == "assignments-copy"]
+    assert sys.getswitchinterval() == interval
+
+
+def test_the_new_triples_are_checked_by_the_writer_and_stay_deferred_after(
+    make_answer: Callable[..., Answer], write_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer thread fires the pending foreign-key checks of the new triples before its
+    first chunk: a bad triple fails the build there, as Django's IntegrityError, and leaves
+    nothing. After a good build the triple constraints are deferred again."""
+    if write_path != "copy":
+        pytest.skip("the writer thread exists only on the COPY path")
+    staff(2)
+    answer = make_answer()
+    missing = assignments._missing_triples
+
+    def with_a_bad_panel(answer_ids: Any) -> list[assignments.TripleRow]:
+        rows = missing(answer_ids)
+        a, c, r, g, _panel, o, pos = rows[0]
+        return [(a, c, r, g, 10**9, o, pos), *rows[1:]]
+
+    monkeypatch.setattr(assignments, "_missing_triples", with_a_bad_panel)
+    with pytest.raises(IntegrityError, match="panel"):
+        assignments_build(answer_ids=[answer.pk])
+    assert not Triple.objects.exists() and not Estimate.objects.exists()
+    assert not [t for t in threading.enumerate() if t.name == "assignments-copy"]
+
+    monkeypatch.setattr(assignments, "_missing_triples", missing)
+    with transaction.atomic():
+        assert assignments_build(answer_ids=[answer.pk])["estimates_created"] > 0
+        built = Triple.objects.filter(answer=answer).first()
+        assert built is not None
+        # Deferred again: a bad row is accepted until the checks run (at COMMIT, here forced).
+        Triple.objects.create(
+            answer=make_answer(),
+            criterion_id=built.criterion_id,
+            rubric_id=built.rubric_id,
+            group=built.group,
+            panel_id=10**9,
+            required_overlap=1,
+        )
+        with pytest.raises(IntegrityError, match="panel"), connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        transaction.set_rollback(True)
+
+
+def _triple_rows() -> list[tuple[Any, ...]]:
+    """Every column of every triple in id order, ids relative to the first one."""
+    rows = list(
+        Triple.objects.order_by("pk").values_list(
+            "pk",
+            "answer_id",
+            "criterion_id",
+            "rubric_id",
+            "group",
+            "panel_id",
+            "required_overlap",
+            "position",
+            "reopened_note",
+        )
+    )
+    return [(row[0] - rows[0][0], *row[1:]) for row in rows]
+
+
+def test_both_paths_create_the_same_triples(
+    make_answer: Callable[..., Answer], write_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """COPY lays out the triples (text of varying width included) by hand: the table must come
+    out exactly as bulk_create leaves it, ids and their order included."""
+    if write_path == "copy":
+        pytest.skip("compares both paths itself")
+    answers = [
+        make_answer(),
+        make_answer("Text Transformation / Summarizing / Brief retelling / Scientific text"),
+        make_answer("Text Transformation / Extract / Literary text"),
+    ]
+    copied: list[int] = []
+    copy_triples = assignments._copy_triples
+
+    def spy(rows: list[assignments.TripleRow]) -> None:
+        copied.append(len(rows))
+        copy_triples(rows)
+
+    monkeypatch.setattr(assignments, "_copy_triples", spy)
+    tables = {}
+    for threshold in (sys.maxsize, 0):
+        monkeypatch.setattr(assignments, "COPY_THRESHOLD", threshold)
+        with transaction.atomic():
+            created = assignments.triples_build(answer_ids=[a.pk for a in answers])
+            tables[threshold] = _triple_rows()
+            transaction.set_rollback(True)
+        assert created == len(tables[threshold])
+    assert copied == [len(tables[0])]  # the second build, and only it, went through COPY
+    assert len({row[4] for row in tables[0]}) >= 4  # several groups, texts of several widths
+    assert tables[0] == tables[sys.maxsize]
+    # A second build finds them all.
+    assert assignments.triples_build(answer_ids=[a.pk for a in answers]) == len(tables[0])
+    assert assignments.triples_build(answer_ids=[a.pk for a in answers]) == 0
+
+
+def _copies_out_of_step() -> list[int]:
+    """Estimates whose denormalised columns differ from their source: the expert from the
+    assignment's (its database foreign key is off), the rubric, once submitted, from the
+    triple's."""
+    expert = Estimate.objects.exclude(expert_id=F("assignment__expert_id"))
+    rubric = Estimate.objects.filter(rubric__isnull=False).exclude(rubric_id=F("triple__rubric_id"))
+    return list(expert.union(rubric).values_list("pk", flat=True))
+
+
+def test_estimate_copies_stay_equal_to_their_source(
+    make_answer: Callable[..., Answer], personas: Personas
+) -> None:
+    """Every writer of estimates: build, release and revival, reassignment, scoring, and the
+    frozen material of an exam."""
+    science = personas.panel_a
+    for i in range(3):
+        make_expert(f"sci{i}", science)
+    answers = [make_answer() for _ in range(3)]
+    assignments_build()
+    assert Estimate.objects.exists() and _copies_out_of_step() == []
+
+    # Release one reservation and rebuild: with another expert free it goes elsewhere...
+    first = Assignment.objects.filter(panel=science).order_by("pk").first()
+    assert first is not None
+    Assignment.objects.filter(pk=first.pk).update(
+        reserved_until=timezone.now() - timedelta(minutes=1)
+    )
+    assert assignments_release_expired() == 1
+    assignments_build(answer_ids=[first.answer_id])
+    # ... and a supervisor moves an expert's open work to the others.
+    moved = Assignment.objects.filter(panel=science, status="assigned").order_by("pk").last()
+    assert moved is not None
+    assert assignments_reassign(expert_id=moved.expert_id)["estimates_created"] > 0
+    assert _copies_out_of_step() == []
+
+    # Scoring writes the rubric the scores were given under.
+    work = Assignment.objects.filter(status="assigned", kind="work").order_by("pk").first()
+    assert work is not None
+    items = [
+        ScoreInput(
+            triple_id=e.triple_id,
+            score=0 if e.triple.group == "critical" else e.triple.rubric.max_value,
+            rationale="Ответ соответствует критерию, замечаний нет.",
+        )
+        for e in work.estimates.select_related("triple__rubric")
+    ]
+    assert assignment_submit(assignment=work, items=items).ok
+    assert work.estimates.filter(rubric__isnull=False).count() == len(items) > 0
+
+    # An exam: frozen copies with their own triples, assignment and estimates.
+    candidate = make_expert("candidate", science, qualified=False)
+    exam = exam_create(panel=science, title="Наука", user=personas.supervisor_a, is_active=True)
+    exam, item = exam_item_add(exam=exam, answer=answers[0], user=personas.supervisor_a)
+    criterion = next(c for c in criteria_for(answers[0].instruction) if c.rubric)
+    exam = exam_references_set(
+        exam=exam,
+        rows=[ReferenceInput(answer_id=item.answer_id, criterion_id=criterion.pk, score=0)],
+        user=personas.supervisor_a,
+    )
+    exam_attempt_start(exam=exam, expert=candidate)
+    assert Estimate.objects.filter(assignment__kind="exam", expert=candidate).exists()
+    assert _copies_out_of_step() == []
