@@ -87,13 +87,20 @@ class Answer(models.Model):
 class Triple(models.Model):
     """(instruction, answer, criterion): the unit that gets estimates, routed to one panel."""
 
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="triples")
+    # No index of its own: the unique (answer, criterion) index leads with answer_id, and every
+    # index less is less work for the builder's COPY of ~170,000 triples.
+    answer = models.ForeignKey(
+        Answer, on_delete=models.CASCADE, related_name="triples", db_index=False
+    )
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="triples")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="triples")
     group = models.CharField(max_length=16, choices=CriterionGroup.choices)
     # Critical triples may be scored by experts of any panel working on the answer (POLLUX puts
     # the critical gates in front of every expert); others only by this panel.
-    panel = models.ForeignKey(Panel, on_delete=models.PROTECT, related_name="triples")
+    # Indexed by the (panel, answer) index below.
+    panel = models.ForeignKey(
+        Panel, on_delete=models.PROTECT, related_name="triples", db_index=False
+    )
     required_overlap = models.PositiveSmallIntegerField()
     position = models.PositiveSmallIntegerField(default=0)
     # Reopened for rescoring by a supervisor (the note says why).
