@@ -382,6 +382,7 @@ class SupervisorAction(models.Model):
         AUTO_PAUSE = "auto_pause", _("automatic pause")
         BUILD = "build", _("assignments built")
         CONTROL_ITEM_ADD = "control_item_add", _("control item added")
+        CONTROL_REFERENCES = "control_references", _("reference scores written")
         CONTROL_SETTINGS = "control_settings", _("control settings changed")
         EXAM_CREATE = "exam_create", _("exam created")
         EXAM_IMPORT = "exam_import", _("exam imported")

@@ -833,6 +833,60 @@ def control_settings_update(*, panel: Panel, user: Any, **values: Any) -> Contro
     return obj
 
 
+def control_reference_criteria(*, panel: Panel, answer: Any) -> list[Criterion]:
+    """The criteria this panel's experts score on the answer: routed to it, plus critical gates.
+
+    Those are the criteria a control item of the panel is checked against, so those are the ones
+    a supervisor of the panel writes references for.
+    """
+    from annotation.routing import RoutingTable
+    from taxonomy.services import criteria_for
+
+    table = RoutingTable.load()
+    instruction = answer.instruction
+    return [
+        c
+        for c in criteria_for(instruction)
+        if c.group == CriterionGroup.CRITICAL
+        or table.panel_for(c, instruction.task_id, instruction.style_id) == panel.pk
+    ]
+
+
+@transaction.atomic
+def control_references_set(
+    *, panel: Panel, answer: Any, rows: Sequence[ReferenceInput], user: Any = None
+) -> int:
+    """Write the answer's reference scores for the panel's criteria (all rows, or none)."""
+    from annotation.models import ReferenceEstimate
+
+    allowed = {c.pk: c for c in control_reference_criteria(panel=panel, answer=answer)}
+    for row in rows:
+        criterion = allowed.get(row.criterion_id)
+        if criterion is None:
+            raise ExamError(_("This panel does not score that criterion on this answer."))
+        problems = _reference_errors(criterion, row.score, row.is_na)
+        if problems:
+            raise ExamError(problems[0])
+    for row in rows:
+        ReferenceEstimate.objects.update_or_create(
+            answer=answer,
+            criterion_id=row.criterion_id,
+            defaults={
+                "score": None if row.is_na else row.score,
+                "is_na": row.is_na,
+                "comment": row.comment.strip(),
+                "author": _user(user),
+            },
+        )
+    audit(
+        action=SupervisorAction.Kind.CONTROL_REFERENCES,
+        actor=user,
+        panel=panel,
+        data={"answer": answer.pk, "criteria": [r.criterion_id for r in rows]},
+    )
+    return len(rows)
+
+
 @transaction.atomic
 def control_item_add(*, panel: Panel, answer: Any, user: Any = None) -> ControlItem:
     """Make an answer with reference scores a gold item of the panel (it leaves real work)."""

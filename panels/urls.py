@@ -31,6 +31,11 @@ urlpatterns = [
     path("console/panels/<int:pk>/stats/refresh/", views.stats_refresh, name="console_stats"),
     path("console/panels/<int:pk>/notices/read/", views.notices_read, name="console_notices_read"),
     path("console/panels/<int:pk>/control/", views.control_page, name="console_control"),
+    path(
+        "console/panels/<int:pk>/control/answers/<int:answer_id>/references/",
+        views.control_references,
+        name="console_control_references",
+    ),
     path("console/panels/<int:pk>/exams/", views_exams.exams_page, name="console_exams"),
     path("console/jobs/<int:job_id>/", views.job_status, name="console_job"),
     path("console/exams/<int:pk>/", views_exams.exam_page, name="console_exam"),

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from panels import plots, selectors, services
 from panels.forms import ControlSettingsForm, LockBatchForm, NoteForm, ReopenForm
-from panels.models import ControlItem, Expert, Membership, Panel
+from panels.models import ControlItem, Expert, Membership, Panel, ReservedAnswer
 from taxonomy.models import CriterionGroup
 
 
@@ -319,6 +319,16 @@ def control_page(request: HttpRequest, pk: int) -> HttpResponse:
     panel = _panel(request, pk)
     conf = services.control_settings_for(panel)
     form = ControlSettingsForm(instance=conf)
+    if request.method == "GET" and "references" in request.GET:
+        raw = request.GET["references"].strip()
+        found = (
+            Answer.objects.filter(pk=int(raw)).first()
+            if raw.isdigit()
+            else Answer.objects.filter(external_id=raw).first()
+        )
+        if found is not None:
+            return redirect("console_control_references", pk=panel.pk, answer_id=found.pk)
+        messages.error(request, _("No such answer."))
     if request.method == "POST":
         if request.POST.get("action") == "add":
             raw = request.POST.get("answer", "").strip()
@@ -348,6 +358,72 @@ def control_page(request: HttpRequest, pk: int) -> HttpResponse:
     items = ControlItem.objects.filter(panel=panel).order_by("-created_at")
     page = Paginator(items, 50).get_page(request.GET.get("page"))
     return render(request, "panels/control.html", {"panel": panel, "form": form, "page": page})
+
+
+@login_required
+def control_references(request: HttpRequest, pk: int, answer_id: int) -> HttpResponse:
+    """Reference scores of an answer for the panel's criteria: what a control item is checked by."""
+    from annotation.forms import parse_score
+    from annotation.models import Answer, ReferenceEstimate
+
+    panel = _panel(request, pk)
+    # Exam material is frozen copies with references of its own (the exam pages write those).
+    answer = get_object_or_404(
+        Answer.objects.select_related("instruction").exclude(
+            reserved__purpose=ReservedAnswer.Purpose.EXAM
+        ),
+        pk=answer_id,
+    )
+    criteria = services.control_reference_criteria(panel=panel, answer=answer)
+    if not criteria:
+        raise Http404
+    if request.method == "POST":
+        rows = []
+        for criterion in criteria:
+            raw = request.POST.get(f"score_{criterion.pk}", "")
+            comment = request.POST.get(f"comment_{criterion.pk}", "")[:5000]
+            score, is_na, malformed = parse_score(raw)
+            if malformed:
+                messages.error(request, _("Unknown score."))
+                return redirect("console_control_references", pk=panel.pk, answer_id=answer.pk)
+            if score is None and not is_na:
+                continue  # left blank: no reference for this criterion
+            rows.append(
+                services.ReferenceInput(
+                    answer_id=answer.pk,
+                    criterion_id=criterion.pk,
+                    score=score,
+                    is_na=is_na,
+                    comment=comment,
+                )
+            )
+        try:
+            saved = services.control_references_set(
+                panel=panel, answer=answer, rows=rows, user=request.user
+            )
+        except services.ExamError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, _("%(n)d reference scores saved.") % {"n": saved})
+        return redirect("console_control_references", pk=panel.pk, answer_id=answer.pk)
+    existing = {
+        r.criterion_id: r
+        for r in ReferenceEstimate.objects.filter(answer=answer, criterion__in=criteria)
+    }
+    rows_out = [
+        {
+            "criterion": c,
+            "levels": [(v, c.rubric.level_text(v)) for v in c.rubric.values] if c.rubric else [],
+            "ref": existing.get(c.pk),
+        }
+        for c in criteria
+    ]
+    is_item = ControlItem.objects.filter(panel=panel, answer=answer, is_active=True).exists()
+    return render(
+        request,
+        "panels/control_references.html",
+        {"panel": panel, "answer": answer, "rows": rows_out, "is_item": is_item},
+    )
 
 
 @login_required

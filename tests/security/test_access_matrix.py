@@ -73,6 +73,7 @@ class Row:
 
 # Builders of URL arguments for the objects of one side.
 PANEL: Kwargs = lambda w, s: {"pk": s.panel.pk}  # noqa: E731
+CONTROL_ANSWER: Kwargs = lambda w, s: {"pk": s.panel.pk, "answer_id": s.answer.pk}  # noqa: E731
 PANEL_EXPERT: Kwargs = lambda w, s: {"pk": s.panel.pk, "expert_id": s.expert.pk}  # noqa: E731
 ASSIGNMENT: Kwargs = lambda w, s: {"pk": s.assignment.pk}  # noqa: E731
 BUILD_JOB: Kwargs = lambda w, s: {"job_id": s.job.pk}  # noqa: E731
@@ -251,6 +252,11 @@ ACCESS: dict[str, Row] = {
         PANEL,
         GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
         POST=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+    ),
+    "console_control_references": Row(
+        CONTROL_ANSWER,
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200),
+        POST=e(LOGIN, 403, 403, (REDIRECT, 404), (404, REDIRECT), REDIRECT),
     ),
     "console_exams": Row(
         PANEL,
