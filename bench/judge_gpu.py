@@ -252,26 +252,22 @@ def shared_batches(answers: list[Answer], scale: Scale) -> list[list[int]]:
     return groups
 
 
-def run_shared(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any]:
-    dev = scale.device
+def _run_batches(
+    answers: list[Answer], batches: list[list[int]], scale: Scale, generate: Any
+) -> dict[str, Any]:
+    """Time ``generate(groups, timings)`` over batches of answers; outputs in answer order."""
     timings: dict[str, float] = {}
     outputs: dict[tuple[int, int], list[int]] = {}
-    groups = shared_batches(answers, scale)
-    sync(dev)
+    sync(scale.device)
     start = time.perf_counter()
-    for group in groups:
-        result = generate_shared(
-            model,
-            [PrefixGroup(answers[a].prefix, answers[a].suffixes) for a in group],
-            max_new_tokens=scale.new_tokens,
-            eos_token_ids=(),
-            suffix_chunk_rows=scale.suffix_chunk_rows,
-            timings=timings,
+    for batch in batches:
+        result = generate(
+            [PrefixGroup(answers[a].prefix, answers[a].suffixes) for a in batch], timings
         )
-        for a, per_suffix in zip(group, result, strict=True):
+        for a, per_suffix in zip(batch, result, strict=True):
             for c, toks in enumerate(per_suffix):
                 outputs[(a, c)] = toks
-    sync(dev)
+    sync(scale.device)
     seconds = time.perf_counter() - start
     ordered = [
         outputs[(a, c)] for a in range(len(answers)) for c in range(len(answers[a].suffixes))
@@ -280,8 +276,24 @@ def run_shared(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any
         "seconds": seconds,
         "outputs": ordered,
         "timings": timings,
-        "batches": [sum(len(answers[a].suffixes) for a in g) for g in groups],
+        "batches": [sum(len(answers[a].suffixes) for a in b) for b in batches],
     }
+
+
+def run_shared(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any]:
+    return _run_batches(
+        answers,
+        shared_batches(answers, scale),
+        scale,
+        lambda groups, timings: generate_shared(
+            model,
+            groups,
+            max_new_tokens=scale.new_tokens,
+            eos_token_ids=(),
+            suffix_chunk_rows=scale.suffix_chunk_rows,
+            timings=timings,
+        ),
+    )
 
 
 def cascade_batches(answers: list[Answer], scale: Scale, budget: int) -> list[list[int]]:
@@ -305,35 +317,19 @@ def cascade_batches(answers: list[Answer], scale: Scale, budget: int) -> list[li
 
 
 def run_cascade(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any]:
-    dev = scale.device
-    timings: dict[str, float] = {}
-    outputs: dict[tuple[int, int], list[int]] = {}
-    batches = cascade_batches(answers, scale, scale.cascade_budget)
-    sync(dev)
-    start = time.perf_counter()
-    for batch in batches:
-        result = generate_cascade(
+    return _run_batches(
+        answers,
+        cascade_batches(answers, scale, scale.cascade_budget),
+        scale,
+        lambda groups, timings: generate_cascade(
             model,
-            [PrefixGroup(answers[a].prefix, answers[a].suffixes) for a in batch],
+            groups,
             max_new_tokens=scale.new_tokens,
             eos_token_ids=(),
             prefill_chunk_tokens=scale.prefill_chunk_tokens,
             timings=timings,
-        )
-        for a, per_suffix in zip(batch, result, strict=True):
-            for c, toks in enumerate(per_suffix):
-                outputs[(a, c)] = toks
-    sync(dev)
-    seconds = time.perf_counter() - start
-    ordered = [
-        outputs[(a, c)] for a in range(len(answers)) for c in range(len(answers[a].suffixes))
-    ]
-    return {
-        "seconds": seconds,
-        "outputs": ordered,
-        "timings": timings,
-        "batches": [sum(len(answers[a].suffixes) for a in b) for b in batches],
-    }
+        ),
+    )
 
 
 def check_varlen(device: str, dtype: torch.dtype) -> dict[str, float]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import re
 import signal
 import socket
@@ -147,22 +148,36 @@ async def _login(client: Any, username: str) -> bool:
 
 
 async def _expert(
-    client: Any, answers: int, timings: dict[str, list[float]], errors: list[str]
+    client: Any,
+    answers: int,
+    timings: dict[str, list[float]],
+    errors: list[str],
+    pace: Any = None,
 ) -> int:
+    """One expert's loop; with ``pace`` (a random.Random) at a human-like (if fast) pace: a start
+    spread over the first seconds and a think time between opening an answer and submitting it.
+    """
+    if pace is not None:
+        await asyncio.sleep(pace.uniform(0, THINK_S[1] - THINK_S[0]))
     submitted = 0
     url = "/queue/next/"
     while submitted < answers:
         t0 = time.perf_counter()
         r = await client.get(url)
         if r.status_code != 302 or "/assignments/" not in r.headers.get("location", ""):
+            if pace is not None:
+                errors.append("paced: queue empty")
             break  # queue empty
         page = await client.get(r.headers["location"])
         timings["open"].append(time.perf_counter() - t0)
         if page.status_code != 200:
             errors.append(f"open {page.status_code}")
             break
+        form = _form(page.text)
+        if pace is not None:
+            await asyncio.sleep(pace.uniform(*THINK_S))
         t0 = time.perf_counter()
-        r = await client.post(str(page.url.path), data=_form(page.text))
+        r = await client.post(str(page.url.path), data=form)
         timings["submit"].append(time.perf_counter() - t0)
         if r.status_code != 302:
             errors.append(f"submit {r.status_code}")
@@ -172,42 +187,32 @@ async def _expert(
     return submitted
 
 
-async def _paced_expert(
-    client: Any, answers: int, rng: Any, timings: dict[str, list[float]], errors: list[str]
-) -> int:
-    """An expert at a human-like (if fast) pace: think time between opening and submitting."""
-    await asyncio.sleep(rng.uniform(0, THINK_S[1] - THINK_S[0]))
-    submitted = 0
-    url = "/queue/next/"
-    while submitted < answers:
-        t0 = time.perf_counter()
-        r = await client.get(url)
-        if r.status_code != 302 or "/assignments/" not in r.headers.get("location", ""):
-            errors.append("paced: queue empty")
-            break
-        page = await client.get(r.headers["location"])
-        timings["open"].append(time.perf_counter() - t0)
-        if page.status_code != 200:
-            errors.append(f"paced open {page.status_code}")
-            break
-        form = _form(page.text)
-        await asyncio.sleep(rng.uniform(*THINK_S))
-        t0 = time.perf_counter()
-        r = await client.post(str(page.url.path), data=form)
-        timings["submit"].append(time.perf_counter() - t0)
-        if r.status_code != 302:
-            errors.append(f"paced submit {r.status_code}")
-            break
-        submitted += 1
-        url = r.headers["location"]
-    return submitted
+async def _logged_in_run(base: str, names: list[str], work: Any) -> tuple[list[int], float]:
+    """Log every expert in (not timed: a deliberately slow password hash), then time
+    ``work(client)`` for all of them at once; returns their results and the seconds taken."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+    clients = [httpx.AsyncClient(base_url=base, timeout=60.0, limits=limits) for _ in names]
+    try:
+        gate = asyncio.Semaphore(8)
+
+        async def login(c: Any, u: str) -> bool:
+            async with gate:
+                return await _login(c, u)
+
+        logged = await asyncio.gather(*(login(c, u) for c, u in zip(clients, names, strict=True)))
+        assert all(logged), "bench experts could not log in"
+        started = time.perf_counter()
+        done = await asyncio.wait_for(asyncio.gather(*(work(c) for c in clients)), TIME_CAP_S)
+        return list(done), time.perf_counter() - started
+    finally:
+        await asyncio.gather(*(c.aclose() for c in clients))
 
 
 async def _trivial_paced(
     base: str, n_clients: int, per_client: int, gap: tuple[float, float], timings: list[float]
 ) -> None:
-    import random
-
     import httpx
 
     rng = random.Random(7)
@@ -351,67 +356,17 @@ def main(scale: str) -> str:
         timings: dict[str, list[float]] = {"open": [], "submit": []}
         errors: list[str] = []
 
-        async def run_experts() -> tuple[list[int], float]:
-            import httpx
-
-            limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-            clients = [httpx.AsyncClient(base_url=base, timeout=60.0, limits=limits) for _ in names]
-            try:
-                # Logging in (a deliberately slow password hash) is not part of the timing.
-                gate = asyncio.Semaphore(8)
-
-                async def login(c: Any, u: str) -> bool:
-                    async with gate:
-                        return await _login(c, u)
-
-                logged = await asyncio.gather(
-                    *(login(c, u) for c, u in zip(clients, names, strict=True))
-                )
-                assert all(logged), "bench experts could not log in"
-                started = time.perf_counter()
-                done = await asyncio.wait_for(
-                    asyncio.gather(*(_expert(c, per, timings, errors) for c in clients)),
-                    TIME_CAP_S,
-                )
-                return list(done), time.perf_counter() - started
-            finally:
-                await asyncio.gather(*(c.aclose() for c in clients))
-
-        done, scoring_s = asyncio.run(run_experts())
+        done, scoring_s = asyncio.run(
+            _logged_in_run(base, names, lambda c: _expert(c, per, timings, errors))
+        )
         paced: dict[str, list[float]] = {"open": [], "submit": []}
-
-        async def run_paced() -> tuple[int, float]:
-            import random
-
-            import httpx
-
-            rng = random.Random(11)
-            limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-            clients = [httpx.AsyncClient(base_url=base, timeout=60.0, limits=limits) for _ in names]
-            try:
-                gate = asyncio.Semaphore(8)
-
-                async def login(c: Any, u: str) -> bool:
-                    async with gate:
-                        return await _login(c, u)
-
-                assert all(
-                    await asyncio.gather(
-                        *(login(c, u) for c, u in zip(clients, names, strict=True))
-                    )
-                )
-                started = time.perf_counter()
-                got = await asyncio.wait_for(
-                    asyncio.gather(
-                        *(_paced_expert(c, PACED_ANSWERS, rng, paced, errors) for c in clients)
-                    ),
-                    TIME_CAP_S,
-                )
-                return sum(got), time.perf_counter() - started
-            finally:
-                await asyncio.gather(*(c.aclose() for c in clients))
-
-        paced_done, paced_s = asyncio.run(run_paced())
+        rng = random.Random(11)
+        paced_each, paced_s = asyncio.run(
+            _logged_in_run(
+                base, names, lambda c: _expert(c, PACED_ANSWERS, paced, errors, pace=rng)
+            )
+        )
+        paced_done = sum(paced_each)
         paced_requests = 2 * len(paced["open"]) + len(paced["submit"])
         paced_rps = paced_requests / paced_s
         # The trivial view at the same request rate: per client one request every n / rate s.

@@ -37,7 +37,13 @@ import torch
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-from judge_worker.backends.prefix_decode import PrefixGroup, StepProcessor
+from judge_worker.backends.prefix_decode import (
+    PrefixGroup,
+    StepProcessor,
+    greedy_decode,
+    phase_timer,
+    split_by_group,
+)
 
 CASCADE_ATTENTION = "pollux_cascade"
 
@@ -496,15 +502,7 @@ def _generate(
     suffix_lens = [len(groups[g].suffixes[s]) for g, s in rows]
     state = CascadeState(model, prefix_lens, suffix_lens, [g for g, _ in rows], max_new_tokens)
 
-    def tick(name: str, since: float) -> float:
-        now = time.perf_counter()
-        if timings is not None:
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-                now = time.perf_counter()
-            timings[name] = timings.get(name, 0.0) + now - since
-        return now
-
+    tick = phase_timer(device, timings)
     t = time.perf_counter()
     for g0, g1 in _chunks(prefix_lens, prefill_chunk_tokens):
         ids = [tok for grp in groups[g0:g1] for tok in grp.prefix]
@@ -541,42 +539,27 @@ def _generate(
     scores = torch.cat(first, dim=0)
     t = tick("suffix_prefill", t)
 
-    n_rows = len(rows)
-    eos = torch.tensor(list(eos_token_ids), dtype=torch.long, device=device)
-    done = torch.zeros(n_rows, dtype=torch.bool, device=device)
-    generated = torch.empty((n_rows, 0), dtype=torch.long, device=device)
     next_pos = torch.tensor(
         [[prefix_lens[g] + suffix_lens[r]] for r, (g, _s) in enumerate(rows)], device=device
     )
-    for step in range(max_new_tokens):
-        if step > 0:
-            state.set_decode_call(step - 1)
-            out = model(
-                input_ids=generated[:, -1:],
-                position_ids=next_pos + (step - 1),
-                use_cache=False,
-                cascade=state,
-            )
-            scores = out.logits[:, -1, :].float()
-        if step_processor is not None:
-            scores = step_processor(generated, scores)
-        token = scores.argmax(-1)
-        token = torch.where(done, torch.full_like(token, pad_token_id), token)
-        generated = torch.cat([generated, token[:, None]], dim=1)
-        if eos.numel():
-            done |= torch.isin(token, eos)
-            # One host sync per step to stop early; cheap next to a forward pass.
-            if bool(done.all()):
-                break
-    tick("decode", t)
 
-    result: list[list[list[int]]] = [[] for _ in groups]
-    eos_set = set(eos_token_ids)
-    for (g, _s), ids_row in zip(rows, generated.tolist(), strict=True):
-        cut = len(ids_row)
-        for i, tok in enumerate(ids_row):
-            if tok in eos_set:
-                cut = i + 1
-                break
-        result[g].append(ids_row[:cut])
-    return result
+    def next_scores(step: int, generated: torch.Tensor) -> torch.Tensor:
+        state.set_decode_call(step - 1)
+        out = model(
+            input_ids=generated[:, -1:],
+            position_ids=next_pos + (step - 1),
+            use_cache=False,
+            cascade=state,
+        )
+        return out.logits[:, -1, :].float()
+
+    generated = greedy_decode(
+        scores,
+        next_scores,
+        max_new_tokens=max_new_tokens,
+        eos_token_ids=eos_token_ids,
+        pad_token_id=pad_token_id,
+        step_processor=step_processor,
+    )
+    tick("decode", t)
+    return split_by_group(rows, generated, len(groups), eos_token_ids)

@@ -25,7 +25,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList
 
 from judge_worker.backends.cascade import generate_cascade, supports_cascade
-from judge_worker.backends.prefix_decode import PrefixGroup, generate_shared
+from judge_worker.backends.prefix_decode import PrefixGroup, cut_at_eos, generate_shared
 from judge_worker.engine import chunk_items, order_items
 from judge_worker.parsing import format_score, parse_judge_output
 from judge_worker.types import JudgeItem, JudgeOutput
@@ -290,16 +290,8 @@ class HFBackend:
                 pad_token_id=pad,
                 logits_processor=processors,
             )
-        result = []
         eos_set = set(eos)
-        for row in out[:, width:].tolist():
-            cut = len(row)
-            for i, tok in enumerate(row):
-                if tok in eos_set:
-                    cut = i + 1
-                    break
-            result.append(row[:cut])
-        return result
+        return [cut_at_eos(row, eos_set) for row in out[:, width:].tolist()]
 
     # -- JudgeBackend -----------------------------------------------------------------------
 

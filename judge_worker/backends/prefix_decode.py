@@ -18,7 +18,8 @@ are masked out, so a row's computation equals that of its unpadded prompt.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,8 @@ from transformers.cache_utils import DynamicLayer
 
 # (generated ids so far [rows, t], next-token scores [rows, vocab]) -> scores
 StepProcessor = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+# (phase name, start of the phase) -> now
+NextPhase = Callable[[str, float], float]
 
 
 @dataclass(frozen=True)
@@ -120,8 +123,6 @@ def _generate_shared(
     rows are done or after ``max_new_tokens``. With no EOS ids, exactly ``max_new_tokens`` are
     produced (benchmarks with random weights).
     """
-    import time
-
     device = model.device
     dtype = model.dtype
     n_layers, kv_heads, head_dim = _kv_shape(model)
@@ -148,15 +149,7 @@ def _generate_shared(
     suffix_pos = torch.zeros((n_rows, smax), dtype=torch.long)
     next_pos = torch.zeros((n_rows, 1), dtype=torch.long)
 
-    def tick(name: str, since: float) -> float:
-        now = time.perf_counter()
-        if timings is not None:
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-                now = time.perf_counter()
-            timings[name] = timings.get(name, 0.0) + now - since
-        return now
-
+    tick = phase_timer(device, timings)
     t = time.perf_counter()
     r = 0
     for grp in groups:
@@ -209,20 +202,69 @@ def _generate_shared(
     t = tick("suffix_prefill", t)
 
     cache = _prealloc_cache(kbufs, vbufs, width, slice(0, n_rows))
+    pos = next_pos.to(device)
+
+    def next_scores(step: int, generated: torch.Tensor) -> torch.Tensor:
+        out = model(
+            input_ids=generated[:, -1:],
+            attention_mask=mask_dev[:, : width + step],
+            position_ids=pos + (step - 1),
+            past_key_values=cache,
+            use_cache=True,
+        )
+        return out.logits[:, -1, :].float()
+
+    generated = greedy_decode(
+        scores,
+        next_scores,
+        max_new_tokens=max_new_tokens,
+        eos_token_ids=eos_token_ids,
+        pad_token_id=pad_token_id,
+        step_processor=step_processor,
+    )
+    tick("decode", t)
+    return split_by_group(rows, generated, len(groups), eos_token_ids)
+
+
+def phase_timer(device: torch.device, timings: dict[str, float] | None) -> NextPhase:
+    """``tick(name, since) -> now``: adds the time since ``since`` to ``timings[name]``."""
+
+    def tick(name: str, since: float) -> float:
+        now = time.perf_counter()
+        if timings is not None:
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+                now = time.perf_counter()
+            timings[name] = timings.get(name, 0.0) + now - since
+        return now
+
+    return tick
+
+
+def greedy_decode(
+    first_scores: torch.Tensor,
+    next_scores: Callable[[int, torch.Tensor], torch.Tensor],
+    *,
+    max_new_tokens: int,
+    eos_token_ids: Sequence[int],
+    pad_token_id: int,
+    step_processor: StepProcessor | None,
+) -> torch.Tensor:
+    """The greedy loop both engines share; returns the generated ids ``[rows, steps]``.
+
+    ``next_scores(step, generated)`` runs the forward pass of decode step ``step`` (>= 1) on the
+    last generated column. A row that produced an EOS gets ``pad_token_id`` afterwards; the loop
+    stops when every row is done or after ``max_new_tokens``.
+    """
+    device = first_scores.device
+    n_rows = first_scores.shape[0]
     eos = torch.tensor(list(eos_token_ids), dtype=torch.long, device=device)
     done = torch.zeros(n_rows, dtype=torch.bool, device=device)
     generated = torch.empty((n_rows, 0), dtype=torch.long, device=device)
-    pos = next_pos.to(device)
+    scores = first_scores
     for step in range(max_new_tokens):
         if step > 0:
-            out = model(
-                input_ids=generated[:, -1:],
-                attention_mask=mask_dev[:, : width + step],
-                position_ids=pos + (step - 1),
-                past_key_values=cache,
-                use_cache=True,
-            )
-            scores = out.logits[:, -1, :].float()
+            scores = next_scores(step, generated)
         if step_processor is not None:
             scores = step_processor(generated, scores)
         token = scores.argmax(-1)
@@ -233,15 +275,26 @@ def _generate_shared(
             # One host sync per step to stop early; cheap next to a forward pass.
             if bool(done.all()):
                 break
-    tick("decode", t)
+    return generated
 
-    result: list[list[list[int]]] = [[] for _ in groups]
+
+def cut_at_eos(ids: Sequence[int], eos: Collection[int]) -> list[int]:
+    """The ids up to and including the first EOS (all of them when there is none)."""
+    for i, tok in enumerate(ids):
+        if tok in eos:
+            return list(ids[: i + 1])
+    return list(ids)
+
+
+def split_by_group(
+    rows: Sequence[tuple[int, int]],
+    generated: torch.Tensor,
+    n_groups: int,
+    eos_token_ids: Sequence[int],
+) -> list[list[list[int]]]:
+    """Generated ids per group per suffix, each cut after its first EOS."""
+    result: list[list[list[int]]] = [[] for _ in range(n_groups)]
     eos_set = set(eos_token_ids)
     for (g, _s), ids in zip(rows, generated.tolist(), strict=True):
-        cut = len(ids)
-        for i, tok in enumerate(ids):
-            if tok in eos_set:
-                cut = i + 1
-                break
-        result[g].append(ids[:cut])
+        result[g].append(cut_at_eos(ids, eos_set))
     return result
