@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -35,15 +34,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
-from django.utils import timezone
+from django.db import connection, transaction
 
+from annotation.jobs import job_progress
 from annotation.models import (
     Answer,
     Estimate,
     EstimateStatus,
     Instruction,
-    Job,
     Triple,
     TripleAggregate,
 )
@@ -909,68 +907,13 @@ def aggregates_write(triples: pd.DataFrame, *, job_id: int | None) -> int:
     return n
 
 
-class JobProgress:
-    """Writes Job.progress_* once per chunk (never per row), visible while the job runs.
-
-    On PostgreSQL the work reads inside a read-only snapshot transaction whose writes nobody would
-    see until it ends, so progress goes through a side connection in autocommit. Each call also
-    stamps result["heartbeat"]: the stale-job sweeper tells a live job from one whose worker died
-    by its age (result holds nothing else until the job finishes).
-    """
-
-    def __init__(self, job_id: int | None) -> None:
-        self.job_id = job_id
-        self._side: Any = None
-
-    def __call__(self, done: int, total: int, message: str) -> None:
-        if self.job_id is None:
-            return
-        now = timezone.now()
-        if not is_postgres():
-            fields: dict[str, Any] = {
-                "progress_done": done,
-                "message": message,
-                "result": {"heartbeat": now.isoformat()},
-            }
-            if total:
-                fields["progress_total"] = total
-            Job.objects.filter(pk=self.job_id).update(**fields)
-            return
-        if self._side is None:
-            self._side = connections.create_connection(DEFAULT_DB_ALIAS)
-        table = Job._meta.db_table
-        with self._side.cursor() as cursor:
-            cursor.execute(
-                f"UPDATE {table} SET progress_done = %s, message = %s, result = %s::jsonb, "  # noqa: S608 (trusted table names)
-                "progress_total = CASE WHEN %s > 0 THEN %s ELSE progress_total END WHERE id = %s",
-                [
-                    done,
-                    message,
-                    json.dumps({"heartbeat": now.isoformat()}),
-                    total,
-                    total,
-                    self.job_id,
-                ],
-            )
-
-    def close(self) -> None:
-        if self._side is not None:
-            self._side.close()
-            self._side = None
-
-    def __enter__(self) -> JobProgress:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
 def aggregation_run(
     *, rules: AggregationSettings | None = None, job_id: int | None = None
 ) -> dict[str, Any]:
     """Recompute every triple's aggregate and the agreement report; returns the report (JSON)."""
     rules = rules or AggregationSettings()
-    with JobProgress(job_id) as progress:
+    # The work reads in a read-only snapshot: progress goes through the side connection only.
+    with job_progress(job_id, caller_writes=False) as progress:
         with snapshot():
             computed = dataset_compute(rules, progress=progress)
         progress(len(computed.estimates), len(computed.estimates), "write")

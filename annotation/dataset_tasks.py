@@ -19,9 +19,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.aggregation import AggregationSettings, JobProgress, aggregation_run
+from annotation.aggregation import AggregationSettings, aggregation_run
 from annotation.export import ExportOptions, dataset_export
-from annotation.jobs import job_claim, jobs_requeue_stale
+from annotation.jobs import job_claim, job_progress, jobs_requeue_stale
 from annotation.jobs import job_finish_attempt as _finish
 from annotation.models import Job, JobKind, JobStatus
 
@@ -105,7 +105,8 @@ def export_dataset_job(job_id: int, stale_after_s: float | None = None) -> None:
     root = Path(settings.PRIVATE_STORAGE_ROOT)
     out = root / relative
     try:
-        with JobProgress(job_id) as progress:
+        # The export streams COPY on the task's connection: progress uses the side one only.
+        with job_progress(job_id, caller_writes=False) as progress:
             # The temporary name is fixed per job: a retry after a killed worker overwrites the
             # half-written file of the dead attempt instead of leaving it behind.
             report = dataset_export(

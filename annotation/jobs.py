@@ -72,35 +72,52 @@ def job_claim(job_id: int, *, stale_after: timedelta | None = None) -> int | Non
 
 
 class JobProgressWriter:
-    """A progress callback ``(done, total)`` that also proves the worker is alive.
+    """A progress callback ``(done, total[, message])`` that also proves the worker is alive.
 
-    Builders and imports run inside one transaction, and writes made through the task's own
-    connection stay invisible until it commits: the job page would show nothing, and the stale
-    sweeper would see no heartbeat. On PostgreSQL the callback therefore writes through a side
-    connection in autocommit while the caller is inside a transaction. (SQLite, the local
-    default, allows one writer at a time: there the writes go through the task's connection.)
+    Long jobs run inside one transaction (a build, an import) or a read-only snapshot (the
+    aggregation, an export), and writes made through the task's own connection stay invisible
+    until it ends: the job page would show nothing, and the stale sweeper would see no
+    heartbeat. On PostgreSQL the callback therefore writes through a side connection in
+    autocommit while the caller is inside a transaction. (SQLite, the local default, allows one
+    writer at a time: there the writes go through the task's connection.) With
+    ``caller_writes=False`` (a read-only snapshot, or a connection busy streaming a COPY) the
+    task's connection is never used on PostgreSQL: a report the side connection cannot make is
+    dropped. A ``total`` of 0 keeps
+    the known total (a streamed read does not know it yet); a job that is no longer running is
+    never moved; without a job id (a management command) nothing is written.
     """
 
-    def __init__(self, job_id: int) -> None:
+    def __init__(self, job_id: int | None, *, caller_writes: bool = True) -> None:
         self.job_id = job_id
+        self.caller_writes = caller_writes
         self._side: Any = None
         self._side_blocked = False
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, message: str | None = None) -> None:
+        if self.job_id is None:
+            return
+        postgres = connection.vendor == "postgresql"
+        if postgres and not self.caller_writes:
+            if not self._side_blocked:
+                self._side_update(done, total, message)
+            return
         if (
-            connection.vendor != "postgresql"
+            not postgres
             or not connection.in_atomic_block
             or self._side_blocked
-            or not self._side_update(done, total)
+            or not self._side_update(done, total, message)
         ):
             # Also when the side session cannot see the job (it was created in the caller's own
             # transaction, a test's say) or cannot lock it (the caller's transaction holds it):
             # then only the caller can update it, visible when it commits.
-            Job.objects.filter(pk=self.job_id, status=JobStatus.RUNNING).update(
-                progress_done=done, progress_total=total, result=_heartbeat()
-            )
+            fields: dict[str, Any] = {"progress_done": done, "result": _heartbeat()}
+            if total:
+                fields["progress_total"] = total
+            if message is not None:
+                fields["message"] = message
+            Job.objects.filter(pk=self.job_id, status=JobStatus.RUNNING).update(**fields)
 
-    def _side_update(self, done: int, total: int) -> bool:
+    def _side_update(self, done: int, total: int, message: str | None) -> bool:
         """Write through the side connection; False when it updated no row."""
         if self._side is None:
             self._side = connections.create_connection(DEFAULT_DB_ALIAS)
@@ -111,9 +128,19 @@ class JobProgressWriter:
         try:
             with self._side.cursor() as cursor:
                 cursor.execute(
-                    f"UPDATE {Job._meta.db_table} SET progress_done = %s, progress_total = %s, "  # noqa: S608 (the model's own table name)
-                    "result = %s::jsonb WHERE id = %s AND status = %s",
-                    [done, total, json.dumps(_heartbeat()), self.job_id, JobStatus.RUNNING],
+                    f"UPDATE {Job._meta.db_table} SET progress_done = %s, "  # noqa: S608 (the model's own table name)
+                    "progress_total = CASE WHEN %s > 0 THEN %s ELSE progress_total END, "
+                    "message = COALESCE(%s, message), result = %s::jsonb "
+                    "WHERE id = %s AND status = %s",
+                    [
+                        done,
+                        total,
+                        total,
+                        message,
+                        json.dumps(_heartbeat()),
+                        self.job_id,
+                        JobStatus.RUNNING,
+                    ],
                 )
                 return bool(cursor.rowcount)
         except OperationalError:
@@ -133,9 +160,9 @@ class JobProgressWriter:
         self.close()
 
 
-def job_progress(job_id: int) -> JobProgressWriter:
+def job_progress(job_id: int | None, *, caller_writes: bool = True) -> JobProgressWriter:
     """The job's progress callback; use it as a context manager (it may hold a connection)."""
-    return JobProgressWriter(job_id)
+    return JobProgressWriter(job_id, caller_writes=caller_writes)
 
 
 def job_finish_attempt(job_id: int, attempt: int, **fields: Any) -> bool:
