@@ -14,8 +14,10 @@ Rules (each a setting, defaults follow POLLUX):
 2. when an answer has at least one critical-violation vote (a submitted estimate of a critical
    criterion equal to the top of its binary scale), its non-critical triples leave the dataset;
 3. triples left with fewer than `min_estimates` estimates leave the dataset;
-4. per triple: mean (NA excluded; all-NA triple has no mean), mode (none when tied), verdict
-   confidence (share of the most frequent score among the non-NA scores), number of estimates.
+4. triples whose estimates are all NA leave the dataset (`no_numeric_score`): they have no
+   `criteria_score`, and POLLUX's own code reads it with `float(criteria_score)`; not a setting;
+5. per triple: mean (NA excluded), mode (none when tied), verdict confidence (share of the most
+   frequent score among the non-NA scores), number of estimates.
 """
 
 from __future__ import annotations
@@ -47,10 +49,12 @@ from annotation.models import (
 )
 from annotation.rationale import default_script
 from taxonomy.models import Criterion, CriterionGroup, Rubric, Task
+from taxonomy.services import task_tops
 
 # Why a triple is out of the dataset (TripleAggregate.excluded_reason).
 EXCLUDED_CRITICAL = "critical_violation"
 EXCLUDED_FEW = "too_few_estimates"
+EXCLUDED_NO_SCORE = "no_numeric_score"
 
 GROUPS = [value for value, _label in CriterionGroup.choices]
 # Agreement is reported along these dimensions of a triple.
@@ -239,6 +243,8 @@ def aggregate_estimates(
     # Rule 3: too few estimates (NA estimates count: an NA is an expert's verdict too).
     few = (n_est < rules.min_estimates) & (reason == "")
     reason[few] = EXCLUDED_FEW
+    # Rule 4: every estimate NA, so no mean: the triple has no criteria_score to export.
+    reason[(n_scores == 0) & (reason == "")] = EXCLUDED_NO_SCORE
     triples["excluded_reason"] = reason
 
     included = reason == ""
@@ -249,6 +255,7 @@ def aggregate_estimates(
             "triples_total": n_triples,
             "triples_dropped_critical": int((reason == EXCLUDED_CRITICAL).sum()),
             "triples_dropped_few_estimates": int((reason == EXCLUDED_FEW).sum()),
+            "triples_dropped_no_score": int((reason == EXCLUDED_NO_SCORE).sum()),
             "triples_in_dataset": int(included.sum()),
             "estimates_in_dataset": len(kept_estimates),
         }
@@ -636,14 +643,7 @@ class Lookups:
             values = [int(level["value"]) for level in levels] or [0]
             rubric_top[pk] = max(values)
             rubric_size[pk] = len(values)
-        parents = dict(Task.objects.values_list("pk", "parent_id"))
-        task_top: dict[int, int] = {}
-        for pk in parents:
-            node = pk
-            while parents.get(node) is not None:
-                node = parents[node]
-            task_top[pk] = node
-        return cls(rubric_top=rubric_top, rubric_size=rubric_size, task_top=task_top)
+        return cls(rubric_top=rubric_top, rubric_size=rubric_size, task_top=task_tops())
 
 
 def _map(values: np.ndarray, table: dict[int, int], default: int = 0) -> np.ndarray:
