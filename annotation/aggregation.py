@@ -609,11 +609,13 @@ def rationale_sure_sql(column: str, *, script: str | None, min_words: int) -> st
     return cond
 
 
-def narrow_estimates_sql(sure: str | None = None) -> str:
+def narrow_estimates_sql(sure: str | None = None, answers_sql: str | None = None) -> str:
     """Submitted estimates with their triple's keys; `sure` (SQL) marks rationales proven valid,
-    whose text is then not sent."""
+    whose text is then not sent; `answers_sql` (a trusted SELECT of answer ids) narrows the read
+    to those answers (whole answers: rule 2 looks at every critical vote of an answer)."""
     t = _tables()
     sure = f"({sure})" if sure else "FALSE"
+    only = f" AND t.answer_id IN ({answers_sql})" if answers_sql else ""
     return (
         "SELECT e.id, e.triple_id, t.answer_id, t.criterion_id, t.rubric_id, t.panel_id, "  # noqa: S608 (trusted table names)
         't."group", a.model_id, a.instruction_id, i.task_id, e.score, '
@@ -623,7 +625,7 @@ def narrow_estimates_sql(sure: str | None = None) -> str:
         f"JOIN {t['triple']} t ON t.id = e.triple_id "
         f"JOIN {t['answer']} a ON a.id = t.answer_id "
         f"JOIN {t['instruction']} i ON i.id = a.instruction_id "
-        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}'"
+        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}'{only}"
     )
 
 
@@ -661,15 +663,19 @@ def read_estimate_frame(
     *,
     progress: ProgressFn | None = None,
     chunk_rows: int = 100_000,
+    answers_sql: str | None = None,
 ) -> pd.DataFrame:
     """Every submitted estimate as a compact frame (ids, score, NA, rule-1 verdict, scale).
 
     Streams in chunks and keeps no rationale text: the rule is applied chunk by chunk.
-    Call inside `snapshot()` when the result must agree with other reads.
+    Call inside `snapshot()` when the result must agree with other reads. `answers_sql`
+    narrows it to some answers (see `narrow_estimates_sql`).
     """
     reader = EstimateFrameBuilder(lookups)
     for batch in stream_query(
-        narrow_estimates_sql(reader.sure_sql("e.rationale")), NARROW_SCHEMA, chunk_rows=chunk_rows
+        narrow_estimates_sql(reader.sure_sql("e.rationale"), answers_sql),
+        NARROW_SCHEMA,
+        chunk_rows=chunk_rows,
     ):
         reader.add({name: batch.column(name) for name in batch.schema.names})
         if progress:
@@ -795,11 +801,16 @@ def _np(array: pa.Array | pa.ChunkedArray, fill: Any = 0) -> np.ndarray:
 
 
 def label_dimensions(triples: pd.DataFrame) -> pd.DataFrame:
-    """Human keys for the agreement/result dimensions: criterion key, panel key, task, model."""
+    """Human keys for the agreement/result dimensions: criterion name, panel key, task type
+    (the top-level task), model.
+
+    Criteria are pooled by name as in the paper: the rubric variants of one criterion
+    (`creativity`, `creativity__2`, ...) share a name and are one criterion in its tables.
+    """
     from annotation.models import LanguageModel
     from panels.models import Panel
 
-    criteria = dict(Criterion.objects.values_list("pk", "key"))
+    criteria = dict(Criterion.objects.values_list("pk", "name_en"))
     panels = dict(Panel.objects.values_list("pk", "key"))
     tasks = dict(Task.objects.filter(level=0).values_list("pk", "name_en"))
     models = {lm.pk: str(lm) for lm in LanguageModel.objects.all()}

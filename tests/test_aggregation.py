@@ -452,3 +452,33 @@ def test_rerunning_the_service_replaces_the_aggregates(scored: dict[str, Any]) -
     assert TripleAggregate.objects.count() == first
     repeats = TripleAggregate.objects.get(triple=scored["violating"]["repeats"])
     assert repeats.excluded_reason == ""
+
+
+def test_agreement_pools_rubric_variants_by_criterion_name_and_tasks_by_task_type(
+    personas: Personas, make_answer: Callable[..., Answer]
+) -> None:
+    """Issue #11, item 15: the paper pools by criterion name (creativity, creativity__2, ... are
+    one criterion) and by task type (the top-level task), not by rubric variant or leaf task."""
+    from annotation.aggregation import dataset_compute
+    from taxonomy.models import Task
+
+    experts = [personas.expert_a] + [make_expert(f"pool{i}", personas.panel_a) for i in range(2)]
+    leaves = list(
+        Task.objects.filter(
+            is_leaf=True, path__startswith="Original Text Generation / Scientific text / "
+        ).order_by("path")[:2]
+    )
+    assert len(leaves) == 2
+    first = make_answer(task=leaves[0].path)
+    second = make_answer(task=leaves[1].path)
+    votes = [(2, GOOD), (2, GOOD), (1, GOOD)]
+    score_triples(first, experts, {"creativity": votes})
+    score_triples(second, experts, {"creativity__2": votes})
+    agreement = dataset_compute(AggregationSettings()).agreement
+    criteria = agreement[agreement["dimension"] == "criterion"]
+    name = Criterion.objects.get(key="creativity").name_en
+    assert list(criteria["key"]) == [name]
+    assert int(criteria.iloc[0]["triples"]) == 2
+    tasks = agreement[agreement["dimension"] == "task"]
+    assert list(tasks["key"]) == ["Scientific text"]
+    assert int(tasks.iloc[0]["triples"]) == 2
