@@ -471,7 +471,7 @@ def test_agreement_pools_rubric_variants_by_criterion_name_and_tasks_by_task_typ
     assert len(leaves) == 2
     first = make_answer(task=leaves[0].path)
     second = make_answer(task=leaves[1].path)
-    votes = [(2, GOOD), (2, GOOD), (1, GOOD)]
+    votes: list[tuple[int | None, str]] = [(2, GOOD), (2, GOOD), (1, GOOD)]
     score_triples(first, experts, {"creativity": votes})
     score_triples(second, experts, {"creativity__2": votes})
     agreement = dataset_compute(AggregationSettings()).agreement
