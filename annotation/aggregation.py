@@ -14,8 +14,10 @@ Rules (each a setting, defaults follow POLLUX):
 2. when an answer has at least one critical-violation vote (a submitted estimate of a critical
    criterion equal to the top of its binary scale), its non-critical triples leave the dataset;
 3. triples left with fewer than `min_estimates` estimates leave the dataset;
-4. per triple: mean (NA excluded; all-NA triple has no mean), mode (none when tied), verdict
-   confidence (share of the most frequent score among the non-NA scores), number of estimates.
+4. triples whose estimates are all NA leave the dataset (`no_numeric_score`): they have no
+   `criteria_score`, and POLLUX's own code reads it with `float(criteria_score)`; not a setting;
+5. per triple: mean (NA excluded), mode (none when tied), verdict confidence (share of the most
+   frequent score among the non-NA scores), number of estimates.
 """
 
 from __future__ import annotations
@@ -47,10 +49,12 @@ from annotation.models import (
 )
 from annotation.rationale import default_script
 from taxonomy.models import Criterion, CriterionGroup, Rubric, Task
+from taxonomy.services import task_tops
 
 # Why a triple is out of the dataset (TripleAggregate.excluded_reason).
 EXCLUDED_CRITICAL = "critical_violation"
 EXCLUDED_FEW = "too_few_estimates"
+EXCLUDED_NO_SCORE = "no_numeric_score"
 
 GROUPS = [value for value, _label in CriterionGroup.choices]
 # Agreement is reported along these dimensions of a triple.
@@ -239,6 +243,8 @@ def aggregate_estimates(
     # Rule 3: too few estimates (NA estimates count: an NA is an expert's verdict too).
     few = (n_est < rules.min_estimates) & (reason == "")
     reason[few] = EXCLUDED_FEW
+    # Rule 4: every estimate NA, so no mean: the triple has no criteria_score to export.
+    reason[(n_scores == 0) & (reason == "")] = EXCLUDED_NO_SCORE
     triples["excluded_reason"] = reason
 
     included = reason == ""
@@ -249,6 +255,7 @@ def aggregate_estimates(
             "triples_total": n_triples,
             "triples_dropped_critical": int((reason == EXCLUDED_CRITICAL).sum()),
             "triples_dropped_few_estimates": int((reason == EXCLUDED_FEW).sum()),
+            "triples_dropped_no_score": int((reason == EXCLUDED_NO_SCORE).sum()),
             "triples_in_dataset": int(included.sum()),
             "estimates_in_dataset": len(kept_estimates),
         }
@@ -602,11 +609,13 @@ def rationale_sure_sql(column: str, *, script: str | None, min_words: int) -> st
     return cond
 
 
-def narrow_estimates_sql(sure: str | None = None) -> str:
+def narrow_estimates_sql(sure: str | None = None, answers_sql: str | None = None) -> str:
     """Submitted estimates with their triple's keys; `sure` (SQL) marks rationales proven valid,
-    whose text is then not sent."""
+    whose text is then not sent; `answers_sql` (a trusted SELECT of answer ids) narrows the read
+    to those answers (whole answers: rule 2 looks at every critical vote of an answer)."""
     t = _tables()
     sure = f"({sure})" if sure else "FALSE"
+    only = f" AND t.answer_id IN ({answers_sql})" if answers_sql else ""
     return (
         "SELECT e.id, e.triple_id, t.answer_id, t.criterion_id, t.rubric_id, t.panel_id, "  # noqa: S608 (trusted table names)
         't."group", a.model_id, a.instruction_id, i.task_id, e.score, '
@@ -616,7 +625,7 @@ def narrow_estimates_sql(sure: str | None = None) -> str:
         f"JOIN {t['triple']} t ON t.id = e.triple_id "
         f"JOIN {t['answer']} a ON a.id = t.answer_id "
         f"JOIN {t['instruction']} i ON i.id = a.instruction_id "
-        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}'"
+        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}'{only}"
     )
 
 
@@ -636,14 +645,7 @@ class Lookups:
             values = [int(level["value"]) for level in levels] or [0]
             rubric_top[pk] = max(values)
             rubric_size[pk] = len(values)
-        parents = dict(Task.objects.values_list("pk", "parent_id"))
-        task_top: dict[int, int] = {}
-        for pk in parents:
-            node = pk
-            while parents.get(node) is not None:
-                node = parents[node]
-            task_top[pk] = node
-        return cls(rubric_top=rubric_top, rubric_size=rubric_size, task_top=task_top)
+        return cls(rubric_top=rubric_top, rubric_size=rubric_size, task_top=task_tops())
 
 
 def _map(values: np.ndarray, table: dict[int, int], default: int = 0) -> np.ndarray:
@@ -661,15 +663,19 @@ def read_estimate_frame(
     *,
     progress: ProgressFn | None = None,
     chunk_rows: int = 100_000,
+    answers_sql: str | None = None,
 ) -> pd.DataFrame:
     """Every submitted estimate as a compact frame (ids, score, NA, rule-1 verdict, scale).
 
     Streams in chunks and keeps no rationale text: the rule is applied chunk by chunk.
-    Call inside `snapshot()` when the result must agree with other reads.
+    Call inside `snapshot()` when the result must agree with other reads. `answers_sql`
+    narrows it to some answers (see `narrow_estimates_sql`).
     """
     reader = EstimateFrameBuilder(lookups)
     for batch in stream_query(
-        narrow_estimates_sql(reader.sure_sql("e.rationale")), NARROW_SCHEMA, chunk_rows=chunk_rows
+        narrow_estimates_sql(reader.sure_sql("e.rationale"), answers_sql),
+        NARROW_SCHEMA,
+        chunk_rows=chunk_rows,
     ):
         reader.add({name: batch.column(name) for name in batch.schema.names})
         if progress:
@@ -795,11 +801,16 @@ def _np(array: pa.Array | pa.ChunkedArray, fill: Any = 0) -> np.ndarray:
 
 
 def label_dimensions(triples: pd.DataFrame) -> pd.DataFrame:
-    """Human keys for the agreement/result dimensions: criterion key, panel key, task, model."""
+    """Human keys for the agreement/result dimensions: criterion name, panel key, task type
+    (the top-level task), model.
+
+    Criteria are pooled by name as in the paper: the rubric variants of one criterion
+    (`creativity`, `creativity__2`, ...) share a name and are one criterion in its tables.
+    """
     from annotation.models import LanguageModel
     from panels.models import Panel
 
-    criteria = dict(Criterion.objects.values_list("pk", "key"))
+    criteria = dict(Criterion.objects.values_list("pk", "name_en"))
     panels = dict(Panel.objects.values_list("pk", "key"))
     tasks = dict(Task.objects.filter(level=0).values_list("pk", "name_en"))
     models = {lm.pk: str(lm) for lm in LanguageModel.objects.all()}

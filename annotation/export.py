@@ -128,13 +128,13 @@ TRIPLE_COLUMNS: list[tuple[str, str]] = [
     ("rubrics", "POLLUX: the rubric, one level per line"),
     ("scale", "Scale values"),
     ("panel", "Panel the triple is routed to"),
-    ("criteria_score", "POLLUX: mean expert score (NA excluded; empty when all NA)"),
+    ("criteria_score", "POLLUX: mean expert score (NA excluded; all-NA triples are left out)"),
     ("mean", "Mean score (same as criteria_score)"),
     ("mode", "Most frequent score; empty when tied"),
     ("confidence", "Verdict confidence: share of the most frequent score among non-NA scores"),
     ("n_estimates", "Number of estimates kept (NA included)"),
     ("n_scores", "Number of non-NA scores"),
-    ("all_na", "Every estimate is NA"),
+    ("all_na", "Every estimate is NA (always false: such triples leave the dataset)"),
 ]
 
 _DICT = pa.dictionary(pa.int32(), pa.string())

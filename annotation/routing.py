@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from panels.models import Panel
-from taxonomy.models import Criterion, CriterionGroup, Task
+from taxonomy.models import Criterion, CriterionGroup
+from taxonomy.services import task_tops
 
 
 @dataclass
@@ -42,12 +43,7 @@ class RoutingTable:
                 table.style_panels.setdefault(style.pk, []).append(panel.pk)
             for group in panel.criterion_groups or []:
                 table.group_panels.setdefault(group, []).append(panel.pk)
-        parents = dict(Task.objects.values_list("pk", "parent_id"))
-        for pk in parents:
-            node = pk
-            while parents.get(node) is not None:
-                node = parents[node]
-            table.top_task[pk] = node
+        table.top_task = task_tops()
         return table
 
     def task_owner(self, task_id: int, style_id: int | None) -> int | None:

@@ -136,6 +136,55 @@ def _is_violation(estimate: Estimate, item: ScoreInput) -> bool:
     )
 
 
+def _is_stored_violation(estimate: Estimate) -> bool:
+    """A submitted estimate that is a critical-violation vote (same rule as `_is_violation`)."""
+    return (
+        estimate.status == EstimateStatus.SUBMITTED
+        and estimate.triple.group == CriterionGroup.CRITICAL
+        and not estimate.is_na
+        and estimate.score is not None
+        and estimate.score == estimate.triple.rubric.max_value
+    )
+
+
+def _same_answer_work(assignment: Assignment) -> Any:
+    """The expert's other assignments on the same answer (other panels), of the same kind."""
+    return Assignment.objects.filter(
+        expert_id=assignment.expert_id, answer_id=assignment.answer_id, kind=assignment.kind
+    ).exclude(pk=assignment.pk)
+
+
+def _violation_elsewhere(assignment: Assignment) -> bool:
+    """Has the expert voted a critical violation on this answer in another of their assignments?
+
+    The critical gates of an answer sit in one of the expert's assignments on it (the builder
+    gives each expert one estimate per triple), so an expert working on the answer for two
+    panels answers the gates only once; the stop they trigger applies to all their work there.
+    """
+    flagged = Estimate.objects.filter(
+        assignment__in=_same_answer_work(assignment),
+        status=EstimateStatus.SUBMITTED,
+        triple__group=CriterionGroup.CRITICAL,
+        is_na=False,
+        score__isnull=False,
+    ).select_related("triple__rubric")
+    return any(_is_stored_violation(e) for e in flagged)
+
+
+def _skip_rest(estimate: Estimate, item: ScoreInput | None, own_stop: bool, stop: bool) -> bool:
+    """Is this estimate skipped by a critical stop?
+
+    Non-critical criteria are always skipped under a stop. A critical gate is skipped only when
+    the stop came from the expert's other assignment on the answer and no score for it was
+    sent: after a violation nothing more is asked of them on that answer.
+    """
+    if not stop:
+        return False
+    if estimate.triple.group != CriterionGroup.CRITICAL:
+        return True
+    return not own_stop and item is None
+
+
 def _validate(estimate: Estimate, item: ScoreInput | None, script: str | None) -> list[str]:
     if item is None or (item.score is None and not item.is_na):
         return [_("Choose a score.")]
@@ -180,6 +229,8 @@ SUBMITTED_FIELDS = (
     "rubric",
     "submitted_at",
     "revision",
+    # auto_now is applied by save() only: the bulk write must set "Last change" itself.
+    "updated_at",
 )
 
 
@@ -257,15 +308,17 @@ def assignment_submit(
             ok=False, form_errors=[_("Scores for criteria outside this assignment were sent.")]
         )
     script = default_script()
-    critical_stop = any(
+    own_stop = any(
         _is_violation(e, by_triple[e.triple_id])
         for e in estimates
         if e.triple.group == CriterionGroup.CRITICAL and e.triple_id in by_triple
     )
+    # A violation the expert recorded on this answer for another panel stops this work too.
+    critical_stop = own_stop or _violation_elsewhere(assignment)
     errors: dict[int, list[str]] = {}
     for estimate in estimates:
         item = by_triple.get(estimate.triple_id)
-        if critical_stop and estimate.triple.group != CriterionGroup.CRITICAL:
+        if _skip_rest(estimate, item, own_stop, critical_stop):
             continue
         problems = _validate(estimate, item, script)
         if problems:
@@ -278,7 +331,7 @@ def assignment_submit(
         _same(
             e,
             by_triple.get(e.triple_id),
-            critical_stop and e.triple.group != CriterionGroup.CRITICAL,
+            _skip_rest(e, by_triple.get(e.triple_id), own_stop, critical_stop),
         )
         for e in estimates
     ):
@@ -288,7 +341,7 @@ def assignment_submit(
     revisions: list[EstimateRevision] = []
     for estimate in estimates:
         item = by_triple.get(estimate.triple_id)
-        skipped = critical_stop and estimate.triple.group != CriterionGroup.CRITICAL
+        skipped = _skip_rest(estimate, item, own_stop, critical_stop)
         if _same(estimate, item, skipped):
             continue
         if estimate.status in (EstimateStatus.SUBMITTED, EstimateStatus.SKIPPED):
@@ -319,8 +372,10 @@ def assignment_submit(
             estimate.time_spent_ms = max(estimate.time_spent_ms, item.time_spent_ms)
         estimate.rubric_id = estimate.triple.rubric_id
         estimate.submitted_at = now
+        estimate.updated_at = now
     EstimateRevision.objects.bulk_create(revisions)
     _update_estimates(estimates, SUBMITTED_FIELDS)
+    had_stop = was_submitted and assignment.critical_stop
     assignment.status = AssignmentStatus.SUBMITTED
     assignment.submitted_at = now
     assignment.critical_stop = critical_stop
@@ -337,6 +392,10 @@ def assignment_submit(
             "drafts_backup",
         ]
     )
+    if own_stop:
+        _carry_critical_stop(assignment, now)
+    elif had_stop and not critical_stop:
+        _lift_carried_stop(assignment)
     if assignment.kind != AssignmentKind.WORK:
         # Exams are graded and control items scored once the submission is durable.
         from panels.services import control_on_assignment_submitted, exam_on_assignment_submitted
@@ -349,3 +408,73 @@ def assignment_submit(
         )
         transaction.on_commit(lambda: hook(pk))
     return SubmitResult(ok=True, critical_stop=critical_stop)
+
+
+def _carry_critical_stop(assignment: Assignment, now: Any) -> None:
+    """Close the expert's other open assignments on the answer: a critical stop is per answer.
+
+    Every estimate not yet submitted there is skipped (a draft's text is kept as the rationale
+    of the skip, as on the assignment that triggered the stop) and the assignment is submitted
+    with `critical_stop`, so it leaves the expert's queue. Work already submitted there is left
+    as it was: its non-critical triples leave the dataset anyway (aggregation rule 2), and a
+    finished submission is not rewritten behind the expert's back. Locked work never changes.
+    """
+    others = list(
+        _same_answer_work(assignment)
+        .select_for_update()
+        .filter(status__in=(AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS), locked=False)
+    )
+    if not others:
+        return
+    Estimate.objects.filter(
+        assignment__in=others,
+        status__in=(EstimateStatus.PENDING, EstimateStatus.DRAFT),
+    ).update(
+        status=EstimateStatus.SKIPPED, score=None, is_na=False, submitted_at=now, updated_at=now
+    )
+    Assignment.objects.filter(pk__in=[a.pk for a in others]).update(
+        status=AssignmentStatus.SUBMITTED, submitted_at=now, critical_stop=True
+    )
+
+
+def _lift_carried_stop(assignment: Assignment) -> None:
+    """The expert withdrew their violation: reopen the work the stop had closed for them.
+
+    Only assignments closed by a stop they did not record themselves are reopened (a violation
+    voted there keeps its own stop); their skipped criteria become open again, a kept draft text
+    as a draft.
+    """
+    if _violation_elsewhere(assignment):
+        return
+    now = timezone.now()
+    for other in (
+        _same_answer_work(assignment)
+        .select_for_update()
+        .filter(status=AssignmentStatus.SUBMITTED, critical_stop=True, locked=False)
+    ):
+        own = other.estimates.filter(triple__group=CriterionGroup.CRITICAL).select_related(
+            "triple__rubric"
+        )
+        if any(_is_stored_violation(e) for e in own):
+            continue
+        skipped = other.estimates.filter(status=EstimateStatus.SKIPPED)
+        skipped.exclude(rationale="").update(
+            status=EstimateStatus.DRAFT, submitted_at=None, updated_at=now
+        )
+        skipped.filter(rationale="").update(
+            status=EstimateStatus.PENDING, submitted_at=None, updated_at=now
+        )
+        other.status = AssignmentStatus.IN_PROGRESS
+        other.critical_stop = False
+        other.submitted_at = None
+        other.submission_key = ""
+        _extend_reservation(other)
+        other.save(
+            update_fields=[
+                "status",
+                "critical_stop",
+                "submitted_at",
+                "submission_key",
+                "reserved_until",
+            ]
+        )

@@ -1,9 +1,17 @@
 """Parsing of judge outputs in the POLLUX format ``[FEEDBACK] <rationale> [RESULT] <score> [END]``.
 
-Lenient about the wrapping (case, markdown bold, spacing, a missing ``[END]``, a comma decimal
-separator) but strict about the score: a failed parse is reported as a failure with the raw text
-kept, never silently turned into 0, because a 0 would be indistinguishable from a real lowest
-score in the agreement statistics.
+Matches the POLLUX repository's own parsers (ai-forever/POLLUX): every one of them
+(`src/metrics.py: parse_score`, `src/utils/score_utils.py: extract_score`,
+`src/utils/evaluation.py: TextEvaluator.extract_score`) takes the *first* ``[RESULT]`` block
+(`re.search`), and its training-data repair (`src/data_utils/preprocess_data.py:
+fix_score_format`) accepts the tag with or without brackets, with a colon and markdown bold
+(``**RESULT:** 2``), and a score in parentheses or quotes (``[RESULT] (2)``). So does this parser.
+
+Lenient about that wrapping (plus case of the bracketed tag, spacing, a missing ``[END]``, a
+comma decimal separator) but strict about the score: an ambiguous verdict (``1-2``, ``1 или 2``,
+``1/2``), which upstream's ``float(...)`` cannot read either, is a failure, and a failed parse is
+reported with the raw text kept, never silently turned into 0, because a 0 would be
+indistinguishable from a real lowest score in the agreement statistics.
 """
 
 from __future__ import annotations
@@ -13,13 +21,27 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Tag tolerant of case, inner spaces and markdown emphasis around it: "[RESULT]", "**[result]**",
-# "[ RESULT ]", "[RESULT]:".
-_RESULT_RE = re.compile(r"\*{0,2}\[\s*result\s*\]\*{0,2}\s*:?", re.IGNORECASE)
-_FEEDBACK_RE = re.compile(r"\*{0,2}\[\s*feedback\s*\]\*{0,2}\s*:?", re.IGNORECASE)
+
+def _tag(name: str) -> re.Pattern[str]:
+    """A format tag as upstream's repair accepts it: "[RESULT]", "**[result]**", "[ RESULT ]",
+    "[RESULT]:", and without brackets "RESULT:" / "**RESULT:**" / "RESULT" (bare, upper case
+    only: a lower-case "result" is an ordinary word of a rationale)."""
+    bracketed = rf"\[\s*(?i:{name})\s*:?\s*\]"
+    bare = rf"\b{name.upper()}\b"
+    return re.compile(rf"\*{{0,2}}(?:{bracketed}|{bare})\s*:?\s*\*{{0,2}}\s*:?")
+
+
+_RESULT_RE = _tag("result")
+_FEEDBACK_RE = _tag("feedback")
 _END_RE = re.compile(r"\*{0,2}\[\s*end\s*\]\*{0,2}", re.IGNORECASE)
-# The score right after the tag: optional bold/quotes, a signed decimal with "." or ",".
-_SCORE_RE = re.compile(r"^[\s*_`\"'«]*([-+]?\d+(?:[.,]\d+)?)")
+# The score right after the tag: optional bold/quotes/opening parenthesis, a signed decimal with
+# "." or ",", then its closing wrapping.
+_SCORE_RE = re.compile(r"^[\s*_`\"'«(\[]*([-+]?\d+(?:[.,]\d+)?)[)\]*_`\"'»]*")
+# A second number joined to the first ("1-2", "1 – 2", "1/2", "1 или 2", "1 or 2", "1, 2",
+# "1..2"): the judge did not decide. Upstream cannot read these either (float("1-2") fails).
+_AMBIGUOUS_RE = re.compile(
+    r"^\s*(?:[-–—/\\,;]|\.\.|…|\b(?:или|либо|or)\b)\s*[\s*_`\"'«(]*[-+]?\d", re.IGNORECASE
+)
 # Tolerance for float comparison with the scale; scales are small integers or halves.
 _EPS = 1e-6
 
@@ -53,9 +75,9 @@ def parse_judge_output(text: str, allowed_scores: Sequence[float]) -> JudgeParse
             error="no [RESULT] tag in judge output",
             raw=raw,
         )
-    # The last [RESULT] wins: models sometimes restate the format ("... then [RESULT] ...") inside
-    # the rationale before giving the actual verdict.
-    result = results[-1]
+    # The first [RESULT] block counts, as in every upstream parser (re.search): what a model
+    # writes after its verdict is not a second chance.
+    result = results[0]
     tail = text[result.end() :]
     end_match = _END_RE.search(tail)
     score_text = tail[: end_match.start()] if end_match else tail
@@ -67,6 +89,14 @@ def parse_judge_output(text: str, allowed_scores: Sequence[float]) -> JudgeParse
             score=None,
             feedback=feedback,
             error=f"no number after [RESULT]: {score_text.strip()[:40]!r}",
+            raw=raw,
+        )
+    if _AMBIGUOUS_RE.match(score_text[number.end() :]):
+        return JudgeParse(
+            ok=False,
+            score=None,
+            feedback=feedback,
+            error=f"ambiguous verdict after [RESULT]: {score_text.strip()[:40]!r}",
             raw=raw,
         )
     value = float(number.group(1).replace(",", "."))

@@ -135,6 +135,11 @@ class JudgeRun(models.Model):
         return min(100, int(100 * self.done / self.total))
 
     @property
+    def parse_failure_rate(self) -> float | None:
+        """Share of the judged triples whose output could not be read (None before any)."""
+        return self.parse_failures / self.done if self.done else None
+
+    @property
     def is_active(self) -> bool:
         return self.status in (RunStatus.PENDING, RunStatus.RUNNING)
 

@@ -60,7 +60,14 @@ def runs_for_user(user: Any) -> QuerySet[JudgeRun]:
 
 @dataclass
 class ComparisonRow:
-    """One judged triple with what the experts said about it."""
+    """One judged triple with what the experts said about it.
+
+    `expert_scores` are the triple's scores in the POLLUX dataset (the aggregation's rules:
+    estimates with an invalid rationale dropped, and nothing when the triple is excluded, the
+    reason then in `excluded`); `all_scores` are every submitted non-NA score, for the
+    labelled unfiltered view. `task` is the task type (top-level task), `criterion` the
+    criterion's name: the paper's pooling.
+    """
 
     triple_id: int
     judge: float | None
@@ -71,15 +78,35 @@ class ComparisonRow:
     task_group: str = ""
     criterion: str = ""
     answer_length: int = 0
+    all_scores: list[float] = field(default_factory=list)
+    excluded: str = ""
+
+
+# Why a judged triple has no dataset scores although the aggregation gave it no reason: no
+# submitted estimate at all, or every one of them dropped for its rationale (rule 1).
+NOT_SCORED = "no_expert_scores"
+ALL_RATIONALES_INVALID = "invalid_rationale"
 
 
 def comparison_rows(run: JudgeRun) -> list[ComparisonRow]:
-    """Every estimate of the run with the submitted, non-NA expert scores of its triple.
+    """Every estimate of the run with its triple's expert scores, filtered as the dataset is.
 
-    Three queries whatever the size of the run; long texts are never loaded (length in SQL).
+    A handful of queries whatever the size of the run; long texts are never loaded (length in
+    SQL), and the dataset filter reads only the answers the run judged, through the
+    aggregation's own reader and rules (annotation.aggregation), so both agree by construction.
     """
     from django.db.models.functions import Length
 
+    from annotation.aggregation import (
+        AggregationSettings,
+        aggregate_estimates,
+        read_estimate_frame,
+        snapshot,
+    )
+    from taxonomy.services import task_tops
+
+    tops = task_tops()
+    task_names = dict(Task.objects.filter(level=0).values_list("pk", "name_en"))
     judged = (
         JudgeEstimate.objects.filter(run=run)
         .annotate(answer_length=Length("triple__answer__text"))
@@ -88,16 +115,26 @@ def comparison_rows(run: JudgeRun) -> list[ComparisonRow]:
             "score",
             "parse_ok",
             "triple__answer__model__name",
-            "triple__answer__instruction__task__path",
+            "triple__answer__instruction__task_id",
             "triple__answer__instruction__task__group__name_en",
-            "triple__criterion__key",
+            "triple__criterion__name_en",
             "answer_length",
         )
         .order_by("triple_id")
     )
     rows = {
-        tid: ComparisonRow(tid, score, ok, [], model, task, group, crit, length or 0)
-        for tid, score, ok, model, task, group, crit, length in judged
+        tid: ComparisonRow(
+            tid,
+            score,
+            ok,
+            [],
+            model,
+            task_names.get(tops.get(task_id, task_id), ""),
+            group,
+            crit,
+            length or 0,
+        )
+        for tid, score, ok, model, task_id, group, crit, length in judged
     }
     expert = Estimate.objects.filter(
         triple__judge_estimates__run=run,
@@ -111,7 +148,38 @@ def comparison_rows(run: JudgeRun) -> list[ComparisonRow]:
             scores[tid].append(float(score))
     for tid, values in scores.items():
         if tid in rows:
-            rows[tid].expert_scores = sorted(values)
+            rows[tid].all_scores = sorted(values)
+
+    # The dataset's view of the same triples: whole answers (rule 2 needs their critical votes).
+    answers_sql = (
+        f"SELECT DISTINCT jt.answer_id FROM {JudgeEstimate._meta.db_table} je "  # noqa: S608 (trusted names, an integer)
+        f"JOIN {Triple._meta.db_table} jt ON jt.id = je.triple_id WHERE je.run_id = {int(run.pk)}"
+    )
+    with snapshot():
+        frame = read_estimate_frame(answers_sql=answers_sql)
+    result = aggregate_estimates(frame, AggregationSettings())
+    reasons = dict(
+        zip(
+            result.triples["triple_id"].astype(int).tolist(),
+            result.triples["excluded_reason"].astype(str).tolist(),
+            strict=True,
+        )
+    )
+    kept = frame[
+        frame["estimate_id"].isin(result.kept_estimate_ids).to_numpy()
+        & ~frame["is_na"].to_numpy(dtype=bool)
+    ]
+    dataset: dict[int, list[float]] = defaultdict(list)
+    for tid, score in zip(
+        kept["triple_id"].astype(int).tolist(), kept["score"].astype(float).tolist(), strict=True
+    ):
+        dataset[tid].append(score)
+    submitted = set(frame["triple_id"].astype(int).tolist())
+    for tid, row in rows.items():
+        row.excluded = reasons.get(tid) or (
+            "" if tid in reasons else ALL_RATIONALES_INVALID if tid in submitted else NOT_SCORED
+        )
+        row.expert_scores = sorted(dataset.get(tid, [])) if not row.excluded else []
     return list(rows.values())
 
 

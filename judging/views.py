@@ -72,7 +72,13 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["may_manage"] = request.user.has_perm("judging.manage_run", run)
     if getattr(request, "htmx", False):
         return render(request, "judging/run_detail.html#progress", context)
-    context["report"] = run_report(run)
+    report = context["report"] = run_report(run)
+    # The paper's breakdowns (Tables 11-16, Appendix D.2): by model, task type and criterion.
+    context["breakdowns"] = [
+        (_("By answer model"), report["by_model"]),
+        (_("By task type (top-level task)"), report["by_task"]),
+        (_("By criterion"), report["by_criterion"]),
+    ]
     return render(request, "judging/run_detail.html", context)
 
 

@@ -281,3 +281,21 @@ def criteria_for(instruction: HasTaskAndStyle) -> list[Criterion]:
     (a general-purpose task written in, say, official style is judged by official-style rules).
     """
     return CriteriaIndex().for_task(instruction.task_id, instruction.style_id)
+
+
+def task_tops() -> dict[int, int]:
+    """Every task's top-level task (its POLLUX "task type"): {task id: level-0 ancestor id}.
+
+    The one walk up the task tree, from one query: routing (the owner panel of a task), the
+    dataset's task dimension and the judge report's task pooling all use it.
+    """
+    from taxonomy.models import Task
+
+    parents = dict(Task.objects.values_list("pk", "parent_id"))
+    tops: dict[int, int] = {}
+    for pk in parents:
+        node = pk
+        while parents.get(node) is not None:
+            node = parents[node]
+        tops[pk] = node
+    return tops

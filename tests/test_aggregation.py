@@ -15,6 +15,7 @@ from django.test import override_settings
 from annotation.aggregation import (
     EXCLUDED_CRITICAL,
     EXCLUDED_FEW,
+    EXCLUDED_NO_SCORE,
     AggregationSettings,
     aggregate_estimates,
     aggregation_run,
@@ -105,7 +106,9 @@ def test_it_excludes_na_from_the_mean_and_marks_all_na_triples() -> None:
     assert rows[3]["all_na"] is True or rows[3]["all_na"] == np.True_
     assert math.isnan(rows[3]["mean"]) and math.isnan(rows[3]["mode"])
     assert math.isnan(rows[3]["confidence"])
-    assert rows[3]["n_estimates"] == 2 and rows[3]["excluded_reason"] == ""
+    # All NA: no numeric score, out of the dataset with its own reason (issue #11, item 14; the
+    # old code kept it with an empty criteria_score).
+    assert rows[3]["n_estimates"] == 2 and rows[3]["excluded_reason"] == EXCLUDED_NO_SCORE
     assert rows[4]["mean"] == pytest.approx(2.0)
     assert rows[4]["confidence"] == pytest.approx(1.0)
     assert rows[4]["n_estimates"] == 3 and rows[4]["n_scores"] == 2
@@ -118,7 +121,8 @@ def test_it_drops_triples_with_fewer_than_two_estimates() -> None:
     # Triple 6 keeps one estimate once the bad rationale is out: too few as well.
     assert rows[6]["excluded_reason"] == EXCLUDED_FEW
     assert result.report["triples_dropped_few_estimates"] == 2
-    assert result.report["triples_in_dataset"] == 4
+    assert result.report["triples_dropped_no_score"] == 1
+    assert result.report["triples_in_dataset"] == 3
 
 
 def test_it_drops_estimates_with_a_bad_rationale_and_counts_them() -> None:
@@ -126,8 +130,8 @@ def test_it_drops_estimates_with_a_bad_rationale_and_counts_them() -> None:
     assert result.report["estimates_invalid_rationale"] == 1
     assert result.report["estimates_dropped_rationale"] == 1
     assert 17 not in result.kept_estimate_ids  # the bad one (row 17)
-    # 5 + 4 + 2 + 3 estimates of the four triples in the dataset
-    assert len(result.kept_estimate_ids) == 14
+    # 5 + 4 + 3 estimates of the three triples in the dataset
+    assert len(result.kept_estimate_ids) == 12
 
 
 def test_it_keeps_bad_rationales_when_the_rule_is_off() -> None:
@@ -258,7 +262,8 @@ def test_ordinal_alpha_by_blocks_is_the_librarys_alpha_bit_for_bit(
 def test_the_agreement_report_gives_confidence_mode_share_alpha_and_baseline() -> None:
     result = aggregate_estimates(CASES)
     triples = result.included.copy()
-    triples["criterion"] = ["a", "a", "b", "b"]
+    # Triples 1, 2 and 4 (triple 3, all NA, left the dataset).
+    triples["criterion"] = ["a", "a", "b"]
     triples["scale_size"] = 3
     kept = CASES[CASES["estimate_id"].isin(result.kept_estimate_ids)]
     report = agreement_report(triples, kept, dimensions=("criterion",))
@@ -271,7 +276,7 @@ def test_the_agreement_report_gives_confidence_mode_share_alpha_and_baseline() -
     assert a["baseline_confidence"] == pytest.approx(expected)
     assert a["alpha_ordinal"] is not None and -1 <= a["alpha_ordinal"] <= 1
     b = report[(report["dimension"] == "criterion") & (report["key"] == "b")].iloc[0]
-    # Triple 3 is all NA: no confidence; triple 4 has two equal scores.
+    # Triple 4 has two equal scores (and an NA).
     assert b["mean_confidence"] == pytest.approx(1.0)
     assert report.iloc[0]["dimension"] == "all"
 
@@ -447,3 +452,33 @@ def test_rerunning_the_service_replaces_the_aggregates(scored: dict[str, Any]) -
     assert TripleAggregate.objects.count() == first
     repeats = TripleAggregate.objects.get(triple=scored["violating"]["repeats"])
     assert repeats.excluded_reason == ""
+
+
+def test_agreement_pools_rubric_variants_by_criterion_name_and_tasks_by_task_type(
+    personas: Personas, make_answer: Callable[..., Answer]
+) -> None:
+    """Issue #11, item 15: the paper pools by criterion name (creativity, creativity__2, ... are
+    one criterion) and by task type (the top-level task), not by rubric variant or leaf task."""
+    from annotation.aggregation import dataset_compute
+    from taxonomy.models import Task
+
+    experts = [personas.expert_a] + [make_expert(f"pool{i}", personas.panel_a) for i in range(2)]
+    leaves = list(
+        Task.objects.filter(
+            is_leaf=True, path__startswith="Original Text Generation / Scientific text / "
+        ).order_by("path")[:2]
+    )
+    assert len(leaves) == 2
+    first = make_answer(task=leaves[0].path)
+    second = make_answer(task=leaves[1].path)
+    votes: list[tuple[int | None, str]] = [(2, GOOD), (2, GOOD), (1, GOOD)]
+    score_triples(first, experts, {"creativity": votes})
+    score_triples(second, experts, {"creativity__2": votes})
+    agreement = dataset_compute(AggregationSettings()).agreement
+    criteria = agreement[agreement["dimension"] == "criterion"]
+    name = Criterion.objects.get(key="creativity").name_en
+    assert list(criteria["key"]) == [name]
+    assert int(criteria.iloc[0]["triples"]) == 2
+    tasks = agreement[agreement["dimension"] == "task"]
+    assert list(tasks["key"]) == ["Scientific text"]
+    assert int(tasks.iloc[0]["triples"]) == 2

@@ -626,3 +626,26 @@ def test_xml_slices_cover_the_rows_within_both_bounds(monkeypatch: pytest.Monkey
     sizes = [4, 4, 4, 13, 1, 2, 2, 2, 2, 2, 2, 4]
     for start, n in slices:
         assert n <= 4 and (n == 1 or sum(sizes[start : start + n]) <= 10)
+
+
+def test_a_triple_scored_na_by_everyone_is_not_exported(
+    personas: Personas, make_answer: Callable[..., Answer], tmp_path: Path
+) -> None:
+    """Issue #11, item 14: POLLUX's own code reads `float(criteria_score)`; never null."""
+    experts = [personas.expert_a, make_expert("na2", personas.panel_a)]
+    answer = make_answer()
+    na_text = "Критерий к этому ответу неприменим"
+    triples = score_triples(
+        answer,
+        experts,
+        {"repeats": [(2, GOOD), (1, GOOD)], "grammar": [(None, na_text), (None, na_text)]},
+    )
+    dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
+    exported = pq.read_table(tmp_path / "ds" / "triples.parquet").to_pandas()
+    assert set(exported["triple_id"]) == {triples["repeats"].pk}
+    assert exported["criteria_score"].notna().all()
+    [float(v) for v in exported["criteria_score"]]  # what POLLUX's evaluation code does
+    aggregation_run()
+    assert TripleAggregate.objects.get(triple=triples["grammar"]).excluded_reason == (
+        "no_numeric_score"
+    )

@@ -30,7 +30,9 @@ GOOD = "Ответ полностью соответствует критери�
 # What the code does now (measured on a page of 11 criteria), tight so that a query per
 # criterion or per navigation link fails the test.
 QUERIES_PAGE = 5
-QUERIES_SUBMIT = 8
+# 9 since a submission also checks for a critical violation the expert recorded on the same
+# answer for another panel (issue #11, item 12): one query, whatever the number of criteria.
+QUERIES_SUBMIT = 9
 
 
 @pytest.mark.parametrize(
@@ -356,3 +358,74 @@ def test_navigation_links_follow_the_roles(personas: Personas, client: Client) -
     assert links(personas.expert_a.user) == {"queue"}
     assert links(personas.supervisor_a) == {"console", "judging_runs"}
     assert links(personas.admin) == {"console", "import_material", "dataset", "judging_runs"}
+
+
+def _two_panel_work(make_answer: Callable[..., Answer]) -> tuple[Assignment, Assignment]:
+    """One expert on one answer for two panels: (the assignment with the gates, the other)."""
+    science = Panel.objects.get(key="science")
+    crowd = Panel.objects.get(key="crowd")
+    expert = make_expert("both", science, crowd)
+    answer = make_answer()
+    assignments_build(answer_ids=[answer.pk])
+    mine = list(Assignment.objects.filter(expert=expert, answer=answer).order_by("pk"))
+    assert len(mine) == 2, mine
+    gates = [a for a in mine if a.estimates.filter(triple__group="critical").exists()]
+    assert len(gates) == 1
+    other = next(a for a in mine if a.pk != gates[0].pk)
+    assert other.estimates.exclude(triple__group="critical").exists()
+    return gates[0], other
+
+
+def _violation_items(assignment: Assignment) -> list[ScoreInput]:
+    items = []
+    for e in assignment.estimates.select_related("triple__criterion").filter(
+        triple__group="critical"
+    ):
+        score = 1 if e.triple.criterion.key == "narushenie_formata" else 0
+        items.append(ScoreInput(triple_id=e.triple_id, score=score, rationale=GOOD))
+    return items
+
+
+def test_a_critical_stop_carries_to_the_experts_other_panels_on_the_answer(
+    make_answer: Callable[..., Answer],
+) -> None:
+    gated, other = _two_panel_work(make_answer)
+    # A draft typed on the other panel's criteria before the violation was seen.
+    draft_triple = other.estimates.first().triple_id  # type: ignore[union-attr]
+    estimate_save_draft(
+        assignment=other, item=ScoreInput(triple_id=draft_triple, score=1, rationale="Черновик")
+    )
+    result = assignment_submit(assignment=gated, items=_violation_items(gated))
+    assert result.ok and result.critical_stop, result.errors
+    other.refresh_from_db()
+    assert other.status == AssignmentStatus.SUBMITTED and other.critical_stop
+    assert not other.estimates.exclude(status="skipped").exists()
+    assert not other.estimates.filter(score__isnull=False).exists()
+    assert other.estimates.get(triple_id=draft_triple).rationale == "Черновик"
+    # A later submission of the other assignment asks for nothing and scores nothing.
+    again = assignment_submit(assignment=other, items=[])
+    assert again.ok and again.critical_stop, again.errors
+    assert not other.estimates.exclude(status="skipped").exists()
+
+
+def test_withdrawing_the_violation_reopens_the_other_panels_work(
+    make_answer: Callable[..., Answer],
+) -> None:
+    gated, other = _two_panel_work(make_answer)
+    assert assignment_submit(assignment=gated, items=_violation_items(gated)).critical_stop
+    result = assignment_submit(assignment=gated, items=_good_items(gated))
+    assert result.ok and not result.critical_stop, result.errors
+    other.refresh_from_db()
+    assert other.status == AssignmentStatus.IN_PROGRESS and not other.critical_stop
+    assert not other.estimates.filter(status="skipped").exists()
+    assert assignment_submit(assignment=other, items=_good_items(other)).ok
+
+
+def test_submission_updates_the_last_change_time(make_answer: Callable[..., Answer]) -> None:
+    a, _b = _setup(make_answer)
+    items = _good_items(a)
+    estimate_save_draft(assignment=a, item=items[0])
+    assert assignment_submit(assignment=a, items=items).ok
+    for estimate in a.estimates.all():
+        assert estimate.submitted_at is not None
+        assert estimate.updated_at >= estimate.submitted_at, estimate

@@ -21,7 +21,15 @@ SCALE_HALF = (0.0, 3.5, 10.5)
         ("[FEEDBACK] Неплохо. [RESULT] **1** [END]", SCALE_012, 1.0, "Неплохо."),
         ("[feedback] ok [result] 0 [end]", SCALE_012, 0.0, "ok"),
         ("[FEEDBACK]   пробелы   [RESULT]    2    [END]  ", SCALE_012, 2.0, "пробелы"),
-        ("[FEEDBACK] Формат: [RESULT] x. Итог. [RESULT] 1 [END]", SCALE_012, 1.0, None),
+        # Repairs of upstream's fix_score_format (ai-forever/POLLUX preprocess_data.py).
+        ("[FEEDBACK] Неплохо. [RESULT] (2) [END]", SCALE_012, 2.0, "Неплохо."),
+        ("[FEEDBACK] Неплохо.\n**RESULT:** 2", SCALE_012, 2.0, "Неплохо."),
+        ("**FEEDBACK:** Неплохо.\nRESULT: 1 [END]", SCALE_012, 1.0, "Неплохо."),
+        ('[FEEDBACK] Ок. [RESULT] "0" [END]', SCALE_012, 0.0, "Ок."),
+        # The first block counts, as in every upstream parser (re.search).
+        ("[FEEDBACK] Итог. [RESULT] 1 [END] Хотя нет: [RESULT] 2 [END]", SCALE_012, 1.0, None),
+        ("[FEEDBACK] Ок. [RESULT] 2 - без ошибок [END]", SCALE_012, 2.0, "Ок."),
+        ("[FEEDBACK] Ок. [RESULT] 2.\nЭто всё.", SCALE_012, 2.0, "Ок."),
         ("[FEEDBACK] Ок. [RESULT] 2.0 [END]", SCALE_012, 2.0, "Ок."),
     ],
 )
@@ -45,6 +53,16 @@ def test_accepted(text: str, scale: tuple[float, ...], score: float, feedback: s
         ("", SCALE_012, "no [RESULT]"),
         ("[FEEDBACK] Хм. [RESULT] [END]", SCALE_012, "no number"),
         ("[FEEDBACK] Хм. [RESULT] два [END]", SCALE_012, "no number"),
+        # The first [RESULT] block counts even when it holds no score (upstream: no score).
+        ("[FEEDBACK] Формат: [RESULT] x. Итог. [RESULT] 1 [END]", SCALE_012, "no number"),
+        # Ambiguous verdicts are failures, never their first number.
+        ("[FEEDBACK] Хм. [RESULT] 1-2 [END]", SCALE_012, "ambiguous"),
+        ("[FEEDBACK] Хм. [RESULT] 1 - 2 [END]", SCALE_012, "ambiguous"),
+        ("[FEEDBACK] Хм. [RESULT] 1 или 2 [END]", SCALE_012, "ambiguous"),
+        ("[FEEDBACK] Хм. [RESULT] 1/2 [END]", SCALE_012, "ambiguous"),
+        ("[FEEDBACK] Хм. [RESULT] 1 or 2 [END]", SCALE_012, "ambiguous"),
+        ("[FEEDBACK] Хм. [RESULT] (1) либо (2) [END]", SCALE_012, "ambiguous"),
+        ("[FEEDBACK] Хм. [RESULT] 1, 2 [END]", SCALE_012, "ambiguous"),
     ],
 )
 def test_rejected_never_zero(text: str, scale: tuple[float, ...], error_part: str) -> None:

@@ -161,3 +161,22 @@ def test_editing_a_configuration_in_the_admin_creates_a_new_version(
     ]
     # The run and its estimates still point at the version they were made with.
     assert set(judged_run.estimates.values_list("config__version", flat=True)) == {1}
+
+
+def test_the_run_page_shows_the_parse_failure_rate(
+    personas: Any, material: Any, judge_config: JudgeConfig
+) -> None:
+    """Issue #11, item 16: failures as a share of the judged triples, per run."""
+    m = material(n_answers=2)  # 6 triples
+    failing = {t.pk for t in m.triples()[:3]}
+    run = services.run_create(config=judge_config, scope={"panel": m.panel.pk}, enqueue=False)
+    backend = ScriptedBackend(
+        lambda item: (
+            "[FEEDBACK] Хм. [RESULT] 1-2 [END]" if int(item.item_id) in failing else result(0)
+        )
+    )
+    run = services.run_execute_inline(run=run, backend_factory=lambda r: backend)
+    assert (run.done, run.parse_failures) == (6, 3)
+    assert run.parse_failure_rate == pytest.approx(0.5)
+    page = login(personas.supervisor_a).get(reverse("judging_run", args=[run.pk]))
+    assert '<span class="failure-rate">50%</span>' in page.content.decode()
