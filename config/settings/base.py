@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.utils.translation import gettext_lazy as _
@@ -72,6 +73,26 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+
+
+def sqlite_options(database: dict[str, Any]) -> None:
+    """Make an SQLite database safe for one browser's concurrent requests (autosave + submit).
+
+    By default SQLite opens transactions DEFERRED: a transaction that has read and then wants to
+    write while another connection writes fails at once with "database is locked" (the busy
+    timeout cannot help: waiting could deadlock). IMMEDIATE takes the write lock at BEGIN, so
+    writers queue behind the busy timeout instead; WAL lets pages be read while one writes.
+    Applies whatever settings module uses SQLite (DATABASE_URL=sqlite:...); a no-op otherwise.
+    """
+    if database.get("ENGINE") != "django.db.backends.sqlite3":
+        return
+    options = database.setdefault("OPTIONS", {})
+    options.setdefault("transaction_mode", "IMMEDIATE")
+    options.setdefault("timeout", env.int("SQLITE_BUSY_TIMEOUT_S", default=20))
+    options.setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+
+
+sqlite_options(DATABASES["default"])
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
