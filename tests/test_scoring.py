@@ -356,3 +356,24 @@ def test_navigation_links_follow_the_roles(personas: Personas, client: Client) -
     assert links(personas.expert_a.user) == {"queue"}
     assert links(personas.supervisor_a) == {"console", "judging_runs"}
     assert links(personas.admin) == {"console", "import_material", "dataset", "judging_runs"}
+
+
+def test_the_queue_lists_work_in_progress_first_then_assigned_then_done(
+    personas: Personas, make_answer: Callable[..., Answer], client: Client
+) -> None:
+    expert = personas.expert_a
+    made = {
+        status: Assignment.objects.create(
+            expert=expert, answer=make_answer(), panel=personas.panel_a, status=status
+        ).pk
+        for status in (
+            AssignmentStatus.ASSIGNED,
+            AssignmentStatus.SUBMITTED,
+            AssignmentStatus.IN_PROGRESS,
+        )
+    }
+    client.force_login(expert.user)
+    html = client.get(reverse("queue")).content.decode()
+    rows = [html.index(f'href="{reverse("assignment", args=[pk])}"') for pk in made.values()]
+    assigned, submitted, in_progress = rows
+    assert in_progress < assigned < submitted
