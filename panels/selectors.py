@@ -599,7 +599,7 @@ def exam_position(assignment_id: int) -> ExamPosition | None:
     open_ids = [pk for pk, status in rows if status != AssignmentStatus.SUBMITTED]
     later = [pk for pk in open_ids if ids.index(pk) > here]
     earlier = [pk for pk in open_ids if ids.index(pk) < here]
-    following = (later or earlier or [None])[0]
+    following = (later or earlier)[0] if (later or earlier) else None
     return ExamPosition(
         attempt_id=link.attempt_id,
         exam_id=link.attempt.exam.pk,
