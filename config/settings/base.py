@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    # Django's own form templates, for the renderer below.
+    "django.forms",
     "rules.apps.AutodiscoverRulesConfig",
     "rest_framework",
     "drf_spectacular",
@@ -52,6 +55,9 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
+# Forms render through the project's templates, so templates/django/forms/ can put a checkbox
+# inside its label (Django's default puts the label above the box, apart from it).
+FORM_RENDERER = "django.forms.renderers.TemplatesSetting"
 
 TEMPLATES = [
     {
@@ -149,6 +155,15 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
 }
+# Swagger UI and ReDoc from our own static files (drf-spectacular-sidecar, a pinned dependency):
+# the default loads them from a CDN, so /api/docs/ was blank offline and on closed networks.
+# Guarded only so that settings import while the dependency is being added to an environment;
+# tests/test_newcomer_polish.py fails when the page would still point at a CDN.
+if find_spec("drf_spectacular_sidecar") is not None:
+    INSTALLED_APPS.append("drf_spectacular_sidecar")
+    SPECTACULAR_SETTINGS.update(
+        {"SWAGGER_UI_DIST": "SIDECAR", "SWAGGER_UI_FAVICON_HREF": "SIDECAR", "REDOC_DIST": "SIDECAR"}
+    )
 
 # Celery: JSON only, time limits on every task, late acks so a killed worker's task is redelivered.
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")
