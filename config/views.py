@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db import connection
 from django.contrib.staticfiles import finders
+from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET

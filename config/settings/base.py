@@ -162,7 +162,11 @@ SPECTACULAR_SETTINGS = {
 if find_spec("drf_spectacular_sidecar") is not None:
     INSTALLED_APPS.append("drf_spectacular_sidecar")
     SPECTACULAR_SETTINGS.update(
-        {"SWAGGER_UI_DIST": "SIDECAR", "SWAGGER_UI_FAVICON_HREF": "SIDECAR", "REDOC_DIST": "SIDECAR"}
+        {
+            "SWAGGER_UI_DIST": "SIDECAR",
+            "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+            "REDOC_DIST": "SIDECAR",
+        }
     )
 
 # Celery: JSON only, time limits on every task, late acks so a killed worker's task is redelivered.
