@@ -100,3 +100,25 @@ def test_the_scoring_page_opens_at_the_instruction(
     page.wait_for_timeout(800)  # a smooth scroll would have moved by now
     assert page.evaluate("window.scrollY") == 0
     assert page.locator("#instruction-text").is_visible()
+
+
+def test_the_queue_fits_a_phone_and_every_button_is_styled(
+    live_server: Any, page: Any, make_answer: Callable[..., Answer]
+) -> None:
+    science = Panel.objects.get(key="science")
+    make_expert("alice", science)
+    assignments_build(answer_ids=[make_answer().pk, make_answer().pk])
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(page, live_server.url, "alice", PASSWORD)
+    page.goto(f"{live_server.url}/queue/")
+    assert page.locator("tbody tr").count() == 2
+    # Nothing sticks out to the right of a 390 px screen.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    status_cell = page.locator("tbody tr td").nth(3).bounding_box()
+    assert status_cell["x"] + status_cell["width"] <= 390
+    # A plain <button> gets the app's look, not the browser's default.
+    radius = page.evaluate(
+        "(() => { const b = document.createElement('button'); document.body.appendChild(b);"
+        " return getComputedStyle(b).borderTopLeftRadius; })()"
+    )
+    assert radius == "6px"
