@@ -11,6 +11,7 @@ from django.utils.translation import get_language
 
 from annotation.models import (
     Assignment,
+    AssignmentKind,
     AssignmentStatus,
     Estimate,
     EstimateStatus,
@@ -20,6 +21,18 @@ from panels.models import Expert
 from taxonomy.models import GROUP_ORDER, CriterionGroup
 
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
+
+
+# The one order of an expert's work, for the queue list and "open the next answer": what they
+# started first, then what waits for them, then what is done (the status names' alphabetical
+# order would put "assigned" before "in progress").
+_WORK_ORDER = Case(
+    When(status=AssignmentStatus.IN_PROGRESS, then=Value(0)),
+    When(status=AssignmentStatus.ASSIGNED, then=Value(1)),
+    When(status=AssignmentStatus.SUBMITTED, then=Value(2)),
+    default=Value(3),
+    output_field=IntegerField(),
+)
 
 
 def expert_assignments(expert: Expert) -> QuerySet[Assignment]:
@@ -56,15 +69,7 @@ def queue_page(expert: Expert, status: str | None) -> QuerySet[Assignment]:
         "answer__instruction__task__name_en",
         "answer__instruction__task__name_ru",
         "answer__instruction__task__path",
-    ).order_by("status", "id")
-
-
-# In-progress work first, then the oldest assigned answer.
-_IN_PROGRESS_FIRST = Case(
-    When(status=AssignmentStatus.IN_PROGRESS, then=Value(0)),
-    default=Value(1),
-    output_field=IntegerField(),
-)
+    ).order_by(_WORK_ORDER, "id")
 
 
 def next_assignment_id(user_id: int, after: int | None = None) -> int | None:
@@ -74,10 +79,13 @@ def next_assignment_id(user_id: int, after: int | None = None) -> int | None:
     runs this after every submission, so it is one query through the expert's user (ids only),
     and a caller that finds nothing checks the role itself.
     """
-    qs = Assignment.objects.filter(expert__user_id=user_id, status__in=OPEN)
+    # An exam is its own flow (panels.selectors.exam_position): regular work never opens one.
+    qs = Assignment.objects.filter(expert__user_id=user_id, status__in=OPEN).exclude(
+        kind=AssignmentKind.EXAM
+    )
     if after is not None:
         qs = qs.exclude(pk=after)
-    return qs.order_by(_IN_PROGRESS_FIRST, "id").values_list("id", flat=True).first()
+    return qs.order_by(_WORK_ORDER, "id").values_list("id", flat=True).first()
 
 
 @dataclass

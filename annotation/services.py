@@ -43,6 +43,8 @@ class SubmitResult:
     form_errors: list[str] = field(default_factory=list)
     already_submitted: bool = False
     critical_stop: bool = False
+    # The assignment's kind on success: the page routes an exam item's "next" within the exam.
+    kind: str = ""
 
 
 def _extend_reservation(assignment: Assignment) -> None:
@@ -291,7 +293,12 @@ def assignment_submit(
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     _ensure_open(assignment)
     if submission_key and assignment.submission_key == submission_key:
-        return SubmitResult(ok=True, already_submitted=True, critical_stop=assignment.critical_stop)
+        return SubmitResult(
+            ok=True,
+            already_submitted=True,
+            critical_stop=assignment.critical_stop,
+            kind=assignment.kind,
+        )
     # Only the estimate rows are locked (of "self"): the joined triple, criterion and rubric
     # rows are shared by every expert scoring those criteria, and locking them serialised all
     # concurrent submissions on the catalogue. The assignment row lock above already serialises
@@ -335,7 +342,9 @@ def assignment_submit(
         )
         for e in estimates
     ):
-        return SubmitResult(ok=True, already_submitted=True, critical_stop=critical_stop)
+        return SubmitResult(
+            ok=True, already_submitted=True, critical_stop=critical_stop, kind=assignment.kind
+        )
 
     now = timezone.now()
     revisions: list[EstimateRevision] = []
@@ -407,7 +416,7 @@ def assignment_submit(
             else control_on_assignment_submitted
         )
         transaction.on_commit(lambda: hook(pk))
-    return SubmitResult(ok=True, critical_stop=critical_stop)
+    return SubmitResult(ok=True, critical_stop=critical_stop, kind=assignment.kind)
 
 
 def _carry_critical_stop(assignment: Assignment, now: Any) -> None:

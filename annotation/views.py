@@ -18,8 +18,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation import selectors, services
 from annotation.forms import items_from_post, parse_score, time_total
 from annotation.markdown import pygments_css
-from annotation.models import Assignment, AssignmentStatus, Estimate
+from annotation.models import Assignment, AssignmentKind, AssignmentStatus, Estimate
 from panels.models import Expert
+from panels.selectors import ExamPosition, exam_position
 
 
 def _expert_or_403(request: HttpRequest) -> Expert:
@@ -34,6 +35,7 @@ def _expert_or_403(request: HttpRequest) -> Expert:
 _PAGE_FIELDS = (
     "id",
     "status",
+    "kind",
     "locked",
     "drafts_backup",
     "expert",
@@ -126,6 +128,18 @@ def queue_next(request: HttpRequest) -> HttpResponse:
     return redirect("assignment", pk=nxt)
 
 
+def _next_url(assignment_id: int, exam: ExamPosition | None) -> str:
+    """Where "submit and open the next answer" goes: within an exam, only its own items.
+
+    The exam's continue page picks the next unanswered item of the same attempt, and after the
+    last one shows the candidate their result (panels.views_exams.attempt_continue); regular
+    work goes through the queue, which never opens exam items.
+    """
+    if exam is not None:
+        return reverse("exam_attempt_continue", args=[exam.attempt_id]) + f"?after={assignment_id}"
+    return reverse("queue_next") + f"?after={assignment_id}"
+
+
 def _render_assignment(
     request: HttpRequest,
     assignment: Assignment,
@@ -137,6 +151,7 @@ def _render_assignment(
     status: int = 200,
 ) -> HttpResponse:
     instruction = assignment.answer.instruction
+    exam = exam_position(assignment.pk) if assignment.kind == AssignmentKind.EXAM else None
     context = {
         "assignment": assignment,
         "instruction": instruction,
@@ -146,7 +161,8 @@ def _render_assignment(
         "closed_reason": closed_reason,
         "editable": assignment.status != AssignmentStatus.RELEASED and not assignment.locked,
         "pygments_css": pygments_css(),
-        "next_url": reverse("queue_next") + f"?after={assignment.pk}",
+        "next_url": _next_url(assignment.pk, exam),
+        "exam": exam,
     }
     return render(request, "annotation/assignment.html", context, status=status)
 
@@ -193,7 +209,8 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, _("Scores saved."))
     if request.POST.get("then") == "stay":
         return redirect("assignment", pk=pk)
-    return redirect(reverse("queue_next") + f"?after={pk}")
+    exam = exam_position(pk) if result.kind == AssignmentKind.EXAM else None
+    return redirect(_next_url(pk, exam))
 
 
 @login_required

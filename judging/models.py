@@ -76,6 +76,7 @@ class JudgeConfig(models.Model):
     class Meta:
         ordering = ["name", "-version"]
         verbose_name = _("judge configuration")
+        verbose_name_plural = _("judge configurations")
         constraints = [
             models.UniqueConstraint(fields=["name", "version"], name="judge_config_version_unique")
         ]
@@ -124,6 +125,7 @@ class JudgeRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
         verbose_name = _("judge run")
+        verbose_name_plural = _("judge runs")
 
     def __str__(self) -> str:
         return f"judge run {self.pk} ({self.config})"
@@ -171,6 +173,8 @@ class JudgeBatch(models.Model):
 
     class Meta:
         ordering = ["run", "number"]
+        verbose_name = _("judge batch")
+        verbose_name_plural = _("judge batches")
         constraints = [
             models.UniqueConstraint(fields=["run", "number"], name="judge_batch_number_unique")
         ]
@@ -198,6 +202,8 @@ class JudgeEstimate(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("judge estimate")
+        verbose_name_plural = _("judge estimates")
         constraints = [
             models.UniqueConstraint(fields=["run", "triple"], name="judge_estimate_run_triple"),
             models.CheckConstraint(

@@ -20,6 +20,7 @@ from panels.models import (
     ControlStanding,
     Exam,
     ExamAttempt,
+    ExamAttemptItem,
     Expert,
     Membership,
     Panel,
@@ -557,6 +558,56 @@ def exams_for_candidate(expert: Expert) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+@dataclass(frozen=True)
+class ExamPosition:
+    """Where an exam assignment stands in its attempt, for the scoring page's header and "next".
+
+    `next_assignment_id` is the next unanswered item of the same attempt (after this one in the
+    exam's order, then any earlier one left open), None when this was the last one left.
+    """
+
+    attempt_id: int
+    exam_id: int
+    title: str
+    number: int
+    total: int
+    next_assignment_id: int | None
+
+
+def exam_position(assignment_id: int) -> ExamPosition | None:
+    """The exam position of an assignment, None for an assignment that is not an exam item."""
+    from annotation.models import AssignmentStatus
+
+    link = (
+        ExamAttemptItem.objects.filter(assignment_id=assignment_id)
+        .select_related("attempt__exam")
+        .only("attempt_id", "attempt__exam__id", "attempt__exam__title")
+        .first()
+    )
+    if link is None:
+        return None
+    # Items in the order the attempt was built (exam position); assignments were created so.
+    rows = list(
+        ExamAttemptItem.objects.filter(attempt_id=link.attempt_id)
+        .order_by("assignment_id")
+        .values_list("assignment_id", "assignment__status")
+    )
+    ids = [pk for pk, _status in rows]
+    here = ids.index(assignment_id)
+    open_ids = [pk for pk, status in rows if status != AssignmentStatus.SUBMITTED]
+    later = [pk for pk in open_ids if ids.index(pk) > here]
+    earlier = [pk for pk in open_ids if ids.index(pk) < here]
+    following = (later or earlier)[0] if (later or earlier) else None
+    return ExamPosition(
+        attempt_id=link.attempt_id,
+        exam_id=link.attempt.exam.pk,
+        title=link.attempt.exam.title,
+        number=here + 1,
+        total=len(ids),
+        next_assignment_id=following,
+    )
 
 
 def attempt_first_open_assignment(attempt: ExamAttempt) -> int | None:

@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -287,8 +288,28 @@ def exam_start(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def attempt_continue(request: HttpRequest, pk: int) -> HttpResponse:
     expert = _candidate(request)
-    attempt = ExamAttempt.objects.filter(pk=pk, expert=expert).first()
+    """The candidate's way through an attempt: the next unanswered item, then the result.
+
+    `after` (the item just scored) keeps the exam's order; an exam never hands over to regular
+    work. Once every item is in, the candidate lands on their exam list, which shows the result.
+    """
+    attempt = ExamAttempt.objects.select_related("exam").filter(pk=pk, expert=expert).first()
     if attempt is None:
         raise Http404
-    first = selectors.attempt_first_open_assignment(attempt)
-    return redirect("assignment", pk=first) if first else redirect("my_exams")
+    after = request.GET.get("after", "")
+    position = selectors.exam_position(int(after)) if after.isdigit() else None
+    if position is not None and position.attempt_id == attempt.pk:
+        following = position.next_assignment_id
+    else:
+        following = selectors.attempt_first_open_assignment(attempt)
+    if following:
+        return redirect("assignment", pk=following)
+    attempt.refresh_from_db()
+    if attempt.graded:
+        messages.success(
+            request,
+            _("Exam “%(title)s” finished: your result is below.") % {"title": attempt.exam.title},
+        )
+    else:
+        messages.info(request, _("Every exam item is answered; the result is being computed."))
+    return redirect(reverse("my_exams") + f"#exam-{attempt.exam_id}")

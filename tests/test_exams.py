@@ -482,3 +482,61 @@ def test_import_through_the_page_shows_row_errors(setup: Any) -> None:
     response = client.post(reverse("console_exam_import", args=[exam.pk]), {"file": upload})
     assert response.status_code == 422
     assert "Row 2" in response.content.decode()
+
+
+def _form_of(assignment: Assignment, scores: dict[int, int | None]) -> dict[str, str]:
+    """The scoring page's POST for an assignment: scores[criterion id] (None = NA)."""
+    form = {"submission_key": f"k-{assignment.pk}", "time_total": "1000"}
+    for e in assignment.estimates.select_related("triple"):
+        score = scores[e.triple.criterion_id]
+        form[f"score_{e.triple_id}"] = "na" if score is None else str(score)
+        form[f"rationale_{e.triple_id}"] = GOOD
+    return form
+
+
+def test_an_exam_is_its_own_flow_from_the_first_item_to_the_result(
+    setup: Any, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    personas, answers, c, candidate = setup
+    # Regular work that waits in the candidate's queue, older than the exam's items.
+    work = Assignment.objects.create(
+        expert=candidate, answer=answers[1], panel=personas.panel_a, kind=AssignmentKind.WORK
+    )
+    exam = _exam(personas, answers, [(0, c["a"], 2), (1, c["b"], 1)])
+    client = Client()
+    client.login(username="candidate", password=PASSWORD)
+    first = client.post(reverse("exam_start", args=[exam.pk]), follow=True)
+    html = first.content.decode()
+    assert "Exam “Наука”: item 1 of 2" in html
+    assert "Submit and open the next exam item" in html
+    attempt = ExamAttempt.objects.get(expert=candidate)
+    links = list(attempt.items.select_related("assignment").order_by("item__position"))
+    one, two = links[0].assignment, links[1].assignment
+    assert first.request["PATH_INFO"] == reverse("assignment", args=[one.pk])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = client.post(reverse("assignment", args=[one.pk]), _form_of(one, {c["a"].pk: 2}))
+    after_one = client.get(sent["Location"], follow=True)
+    # The next unanswered item of the same attempt, never the regular work.
+    assert after_one.request["PATH_INFO"] == reverse("assignment", args=[two.pk])
+    html = after_one.content.decode()
+    assert "Exam “Наука”: item 2 of 2" in html and "Submit and finish the exam" in html
+
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = client.post(reverse("assignment", args=[two.pk]), _form_of(two, {c["b"].pk: 1}))
+    after_two = client.get(sent["Location"], follow=True)
+    assert after_two.request["PATH_INFO"] == reverse("my_exams")
+    html = after_two.content.decode()
+    assert "Exam “Наука” finished" in html and "passed" in html
+    # The regular "next answer" never opens exam items, but still finds the regular work.
+    assert client.get(reverse("queue_next"))["Location"] == reverse("assignment", args=[work.pk])
+
+
+def test_regular_work_never_hands_over_to_an_open_exam(setup: Any) -> None:
+    personas, answers, c, candidate = setup
+    exam = _exam(personas, answers[:1], [(0, c["a"], 2)])
+    exam_attempt_start(exam=exam, expert=candidate)
+    client = Client()
+    client.login(username="candidate", password=PASSWORD)
+    response = client.get(reverse("queue_next"))
+    assert response["Location"] == reverse("queue")

@@ -429,3 +429,24 @@ def test_submission_updates_the_last_change_time(make_answer: Callable[..., Answ
     for estimate in a.estimates.all():
         assert estimate.submitted_at is not None
         assert estimate.updated_at >= estimate.submitted_at, estimate
+
+
+def test_the_queue_lists_work_in_progress_first_then_assigned_then_done(
+    personas: Personas, make_answer: Callable[..., Answer], client: Client
+) -> None:
+    expert = personas.expert_a
+    made = {
+        status: Assignment.objects.create(
+            expert=expert, answer=make_answer(), panel=personas.panel_a, status=status
+        ).pk
+        for status in (
+            AssignmentStatus.ASSIGNED,
+            AssignmentStatus.SUBMITTED,
+            AssignmentStatus.IN_PROGRESS,
+        )
+    }
+    client.force_login(expert.user)
+    html = client.get(reverse("queue")).content.decode()
+    rows = [html.index(f'href="{reverse("assignment", args=[pk])}"') for pk in made.values()]
+    assigned, submitted, in_progress = rows
+    assert in_progress < assigned < submitted

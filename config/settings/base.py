@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.utils.translation import gettext_lazy as _
@@ -22,6 +23,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    # Django's own form templates, for the renderer below.
+    "django.forms",
     "rules.apps.AutodiscoverRulesConfig",
     "rest_framework",
     "drf_spectacular",
@@ -51,6 +54,9 @@ MIDDLEWARE = [
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
+# Forms render through the project's templates, so templates/django/forms/ can put a checkbox
+# inside its label (Django's default puts the label above the box, apart from it).
+FORM_RENDERER = "django.forms.renderers.TemplatesSetting"
 
 TEMPLATES = [
     {
@@ -72,6 +78,26 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+
+
+def sqlite_options(database: dict[str, Any]) -> None:
+    """Make an SQLite database safe for one browser's concurrent requests (autosave + submit).
+
+    By default SQLite opens transactions DEFERRED: a transaction that has read and then wants to
+    write while another connection writes fails at once with "database is locked" (the busy
+    timeout cannot help: waiting could deadlock). IMMEDIATE takes the write lock at BEGIN, so
+    writers queue behind the busy timeout instead; WAL lets pages be read while one writes.
+    Applies whatever settings module uses SQLite (DATABASE_URL=sqlite:...); a no-op otherwise.
+    """
+    if database.get("ENGINE") != "django.db.backends.sqlite3":
+        return
+    options = database.setdefault("OPTIONS", {})
+    options.setdefault("transaction_mode", "IMMEDIATE")
+    options.setdefault("timeout", env.int("SQLITE_BUSY_TIMEOUT_S", default=20))
+    options.setdefault("init_command", "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
+
+
+sqlite_options(DATABASES["default"])
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTHENTICATION_BACKENDS = [
@@ -128,6 +154,16 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
 }
+# Swagger UI and ReDoc from our own static files (drf-spectacular-sidecar, a pinned dependency):
+# the default loads them from a CDN, so /api/docs/ was blank offline and on closed networks.
+INSTALLED_APPS.append("drf_spectacular_sidecar")
+SPECTACULAR_SETTINGS.update(
+    {
+        "SWAGGER_UI_DIST": "SIDECAR",
+        "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+        "REDOC_DIST": "SIDECAR",
+    }
+)
 
 # Celery: JSON only, time limits on every task, late acks so a killed worker's task is redelivered.
 REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/0")

@@ -36,14 +36,14 @@
     }
     activeSince = now;
   }
-  function activate(i, focusText) {
+  function activate(i, focusText, scroll = true) {
     if (!blocks.length) return;
     i = Math.max(0, Math.min(blocks.length - 1, i));
     accrueTime();
     blocks.forEach((b, j) => b.classList.toggle("active", j === i));
     active = i;
     const b = blocks[i];
-    b.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    if (scroll) b.scrollIntoView({ block: "nearest", behavior: "smooth" });
     if (focusText) textarea(b).focus(); else b.focus({ preventScroll: true });
   }
   function criticalStop() {
@@ -86,8 +86,8 @@
       body.set("time_" + id, block.querySelector("input[name^=time_]").value);
       const state = block.querySelector(".saved-state");
       fetch(form.dataset.draftUrl, { method: "POST", body, headers: { "X-CSRFToken": csrf }, credentials: "same-origin" })
-        .then((r) => r.text().then((t) => { state.textContent = r.ok ? T.saved : (T.failed + ": " + t); }))
-        .catch(() => { state.textContent = T.failed; });
+        .then((r) => r.text().then((t) => { state.textContent = r.ok ? T.saved : (T.failed + ": " + t); if (!r.ok) keepLocal(); }))
+        .catch(() => { state.textContent = T.failed; keepLocal(); });
     }, 600));
   }
 
@@ -144,6 +144,103 @@
     if (first >= 0) { e.preventDefault(); activate(first, true); return; }
     sending = true;  // one request per click; the server is idempotent anyway
   });
+  // --- A failed submission never loses what the expert typed -----------------------------
+  // The form is sent with fetch: on success (the server's redirect) the local copy is dropped
+  // and the browser goes on; on a network error, a 5xx or a 409 the page stays as it is with a
+  // message, and a copy of the form stays in localStorage until the server confirms, so even a
+  // reload or a crashed tab restores it.
+  const LOCAL_KEY = "pollux:unsent:" + new URL(form.action, location.href).pathname;
+  const S = document.documentElement.lang === "en"
+    ? { network: "Not sent: no connection to the server. Your text is kept here and in this browser; try again.",
+        server: "Not sent: the server failed (HTTP {status}). Your text is kept here and in this browser; try again.",
+        closed: "Not sent: {reason} Your text is kept in this browser.",
+        restored: "Restored the text you typed in this browser but had not sent yet. Check it and submit." }
+    : { network: "Не отправлено: нет связи с сервером. Текст сохранён здесь и в этом браузере; попробуйте ещё раз.",
+        server: "Не отправлено: ошибка сервера (HTTP {status}). Текст сохранён здесь и в этом браузере; попробуйте ещё раз.",
+        closed: "Не отправлено: {reason} Текст сохранён в этом браузере.",
+        restored: "Восстановлен текст, набранный в этом браузере, но ещё не отправленный. Проверьте его и отправьте." };
+
+  function formSnapshot() {
+    const fields = {};
+    blocks.forEach((b) => {
+      const id = b.dataset.triple;
+      fields["score_" + id] = chosen(b);
+      fields["rationale_" + id] = textarea(b).value;
+    });
+    return fields;
+  }
+  function keepLocal() {
+    if (readonly) return;
+    try { localStorage.setItem(LOCAL_KEY, JSON.stringify({ at: Date.now(), fields: formSnapshot() })); } catch (err) { /* storage full or off */ }
+  }
+  function dropLocal() {
+    try { localStorage.removeItem(LOCAL_KEY); } catch (err) { /* storage off */ }
+  }
+  function showSubmitNotice(text, isError) {
+    let box = document.getElementById("submit-notice");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "submit-notice";
+      box.setAttribute("role", "alert");
+      form.insertBefore(box, form.firstChild);
+    }
+    box.className = "card " + (isError ? "error submit-failed" : "muted");
+    box.textContent = text;
+    box.scrollIntoView({ block: "nearest" });
+  }
+  function restoreLocal() {
+    if (readonly) return;
+    let saved = null;
+    try { saved = JSON.parse(localStorage.getItem(LOCAL_KEY) || "null"); } catch (err) { saved = null; }
+    if (!saved || !saved.fields) return;
+    let changed = false;
+    blocks.forEach((b) => {
+      const id = b.dataset.triple;
+      const text = saved.fields["rationale_" + id];
+      if (typeof text === "string" && text.trim() && text !== textarea(b).value) { textarea(b).value = text; changed = true; }
+      const score = saved.fields["score_" + id];
+      const radio = score ? Array.from(b.querySelectorAll("input[type=radio]")).find((r) => r.value === score && !r.disabled) : null;
+      if (radio && !radio.checked) {
+        radio.checked = true;
+        b.querySelectorAll(".scores label").forEach((l) => l.classList.toggle("chosen", l.contains(radio)));
+        changed = true;
+      }
+    });
+    if (changed) showSubmitNotice(S.restored, false);
+  }
+  function submitByFetch(e) {
+    if (e.defaultPrevented || readonly) return;  // the checks above stopped it
+    e.preventDefault();
+    keepLocal();
+    const body = new FormData(form);
+    const stay = e.submitter && e.submitter.name === "then" && e.submitter.value === "stay";
+    if (stay) body.set("then", "stay");
+    fetch(form.action, { method: "POST", body, credentials: "same-origin", redirect: "manual" })
+      .then((r) => {
+        // The server redirects only after a durable submission.
+        if (r.type === "opaqueredirect" || (r.status >= 300 && r.status < 400)) {
+          dropLocal();
+          location.assign(stay ? form.action : (form.dataset.nextUrl || form.action));
+          return;
+        }
+        if (r.status === 422) { form.submit(); return; }  // rejected scores: the server's page shows why
+        return r.text().then((html) => {
+          sending = false;
+          if (r.status === 409) {
+            const doc = new DOMParser().parseFromString(html, "text/html");
+            const reason = doc.getElementById("closed-reason");
+            showSubmitNotice(S.closed.replace("{reason}", reason ? reason.textContent.trim() : ""), true);
+          } else {
+            showSubmitNotice(S.server.replace("{status}", String(r.status)), true);
+          }
+        });
+      })
+      .catch(() => { sending = false; showSubmitNotice(S.network, true); });
+  }
+  form.addEventListener("submit", submitByFetch);
+  restoreLocal();
+
   markSkipped();
-  activate(0, false);
+  // On load the page stays at its top: the instruction comes first, the criteria below it.
+  activate(0, false, false);
 })();

@@ -65,8 +65,8 @@ def test_a_failed_candidate_is_overridden_by_the_supervisor_and_then_gets_work(
         cand.check(f"input[name=score_{triple}][value='0']")
         cand.fill(f"textarea[name=rationale_{triple}]", RATIONALE)
     cand.click("#submit-scores")
-    cand.wait_for_url("**/queue/**")
-    cand.goto(f"{live_server.url}/exams/")
+    # The last exam item leads to the exam's result, never to regular work (issue #11, item 20).
+    cand.wait_for_url("**/exams/**")
     assert cand.locator(".verdict.failed").count() == 1
     attempt = ExamAttempt.objects.get(expert=candidate)
     assert (attempt.n_matched, attempt.n_total, attempt.passed) == (0, 2, False)

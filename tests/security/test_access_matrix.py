@@ -93,6 +93,7 @@ ACCESS: dict[str, Row] = {
         POST=e(LOGIN, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
     ),
     "healthz": Row(None, GET=e(200, 200, 200, 200, 200, 200), POST=e(405, 405, 405, 405, 405, 405)),
+    "favicon": Row(None, GET=e(200, 200, 200, 200, 200, 200), POST=e(405, 405, 405, 405, 405, 405)),
     "login": Row(None, GET=e(200, 200, 200, 200, 200, 200), POST=e(200, 200, 200, 200, 200, 200)),
     "logout": Row(
         None,
