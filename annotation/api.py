@@ -158,9 +158,15 @@ class AssignmentViewSet(
             .order_by("id")
         )
 
-    @extend_schema(responses=AssignmentDetailOutput)
+    @extend_schema(responses={200: AssignmentDetailOutput, 409: ErrorOutput})
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return Response(AssignmentDetailOutput(_detail(self.get_object())).data)
+        assignment = self.get_object()
+        if services.assignment_paused(assignment):
+            # Paused in this panel: its answers are not opened until the supervisor resumes.
+            return Response(
+                {"detail": services.closed_reason(assignment)}, status=status.HTTP_409_CONFLICT
+            )
+        return Response(AssignmentDetailOutput(_detail(assignment)).data)
 
     @extend_schema(
         request=SubmitInput,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.utils.translation import get_language
 
 from annotation.models import (
@@ -16,7 +16,7 @@ from annotation.models import (
     EstimateStatus,
     Triple,
 )
-from panels.models import Expert
+from panels.models import Expert, Membership
 from taxonomy.models import GROUP_ORDER, CriterionGroup
 
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
@@ -67,14 +67,26 @@ _IN_PROGRESS_FIRST = Case(
 )
 
 
+def paused_panels(expert: Expert) -> list[Any]:
+    """Panels where the expert is paused (their work cannot be opened): for the queue's note."""
+    return [
+        m.panel
+        for m in Membership.objects.filter(expert=expert, is_paused=True).select_related("panel")
+    ]
+
+
 def next_assignment_id(user_id: int, after: int | None = None) -> int | None:
     """The user's next open assignment: in-progress work first, then the oldest assigned one.
 
     None when there is none, or when the user has no expert profile: "open the next answer"
     runs this after every submission, so it is one query through the expert's user (ids only),
-    and a caller that finds nothing checks the role itself.
+    and a caller that finds nothing checks the role itself. Work of panels where the expert is
+    paused is skipped (it cannot be opened).
     """
-    qs = Assignment.objects.filter(expert__user_id=user_id, status__in=OPEN)
+    paused = Membership.objects.filter(
+        expert_id=OuterRef("expert_id"), panel_id=OuterRef("panel_id"), is_paused=True
+    )
+    qs = Assignment.objects.filter(expert__user_id=user_id, status__in=OPEN).exclude(Exists(paused))
     if after is not None:
         qs = qs.exclude(pk=after)
     return qs.order_by(_IN_PROGRESS_FIRST, "id").values_list("id", flat=True).first()

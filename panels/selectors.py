@@ -23,7 +23,6 @@ from panels.models import (
     Expert,
     Membership,
     Panel,
-    ReservedAnswer,
     SupervisorAction,
     SupervisorNotice,
 )
@@ -42,11 +41,6 @@ def panel_for_user(user: Any, pk: int) -> Panel:
     if panel is None or not user.has_perm("panels.manage_panel", panel):
         raise Http404
     return panel
-
-
-def reserved_answer_ids() -> QuerySet[ReservedAnswer, Any]:
-    """Answers that are exam or control material: the assignment builder must skip them."""
-    return ReservedAnswer.objects.values("answer_id")
 
 
 def panel_progress(panels: QuerySet[Panel]) -> list[dict[str, Any]]:
@@ -373,11 +367,11 @@ def panel_experts(panel: Panel, *, status: str = "") -> QuerySet[Membership]:
     """Memberships of the panel for the experts table (paginated by the view)."""
     qs = Membership.objects.filter(panel=panel).select_related("expert__user")
     if status == "paused":
-        qs = qs.filter(expert__is_paused=True)
+        qs = qs.filter(is_paused=True)
     elif status == "unqualified":
         qs = qs.filter(qualified=False)
     elif status == "active":
-        qs = qs.filter(qualified=True, expert__is_paused=False)
+        qs = qs.filter(qualified=True, is_paused=False)
     return qs.order_by("expert__pseudonym")
 
 
@@ -417,7 +411,7 @@ def expert_rows(
         c = counts.get(m.expert_id, {})
         if not m.qualified:
             status = "unqualified"
-        elif m.expert.is_paused:
+        elif m.is_paused:
             status = "paused"
         else:
             status = "active"

@@ -22,7 +22,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from panels import plots, selectors, services
 from panels.forms import ControlSettingsForm, LockBatchForm, NoteForm, ReopenForm
-from panels.models import ControlItem, Expert, Membership, Panel, ReservedAnswer
+from panels.models import ControlItem, Expert, Membership, Panel
+from panels.rules import PanelAnswer
 from taxonomy.models import CriterionGroup
 
 
@@ -44,6 +45,26 @@ def _panel_expert(request: HttpRequest, pk: int, expert_id: int) -> tuple[Panel,
     if membership is None:
         raise Http404
     return panel, membership.expert
+
+
+def _panel_answer(request: HttpRequest, panel: Panel, raw: Any) -> Any:
+    """A real answer routed to the panel, by id or external id; None otherwise (an answer the
+    panel does not score does not exist for its console)."""
+    from annotation.models import Answer
+
+    raw = str(raw or "").strip()
+    if not raw:
+        return None
+    answer = (
+        Answer.objects.select_related("instruction").filter(pk=int(raw)).first()
+        if raw.isdigit()
+        else Answer.objects.select_related("instruction").filter(external_id=raw).first()
+    )
+    if answer is None or not request.user.has_perm(
+        "panels.manage_panel_answer", PanelAnswer(panel, answer)
+    ):
+        return None
+    return answer
 
 
 def _template(request: HttpRequest, name: str, partial: str) -> str:
@@ -203,17 +224,13 @@ def expert_resume(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse
 @require_POST
 def expert_reassign(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
     panel, expert = _panel_expert(request, pk, expert_id)
-    report = services.expert_reassign(expert=expert, panel=panel, user=request.user)
+    job = services.expert_reassign(expert=expert, panel=panel, user=request.user)
     messages.success(
         request,
-        _("Released %(n)d open answers of %(expert)s; %(m)d new assignments made.")
-        % {
-            "n": report["released"],
-            "expert": expert.pseudonym,
-            "m": report.get("assignments_created", 0),
-        },
+        _("The open answers of %(expert)s are released; a build job hands them to other experts.")
+        % {"expert": expert.pseudonym},
     )
-    return _back(panel)
+    return redirect("console_job", job_id=job.pk)
 
 
 def _day_start(day: Any) -> datetime | None:
@@ -255,19 +272,16 @@ def triple_reopen(request: HttpRequest, pk: int) -> HttpResponse:
         Triple, pk=form.cleaned_data["triple"], panel=panel, answer__reserved__isnull=True
     )
     try:
-        report = services.triple_reopen(
+        job = services.triple_reopen(
             triple=triple, user=request.user, note=form.cleaned_data["note"]
         )
     except services.ExamError as exc:
         messages.error(request, str(exc))
         return _back(panel)
-    if report.get("estimates_created"):
-        messages.success(request, _("The triple is reopened and given to another expert."))
-    else:
-        messages.warning(
-            request, _("The triple is reopened; no free expert yet, the next build will assign it.")
-        )
-    return _back(panel)
+    messages.success(
+        request, _("The triple is reopened; a build job gives the new slot to another expert.")
+    )
+    return redirect("console_job", job_id=job.pk)
 
 
 @login_required
@@ -314,29 +328,17 @@ def notices_read(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def control_page(request: HttpRequest, pk: int) -> HttpResponse:
-    from annotation.models import Answer
-
     panel = _panel(request, pk)
     conf = services.control_settings_for(panel)
     form = ControlSettingsForm(instance=conf)
     if request.method == "GET" and "references" in request.GET:
-        raw = request.GET["references"].strip()
-        found = (
-            Answer.objects.filter(pk=int(raw)).first()
-            if raw.isdigit()
-            else Answer.objects.filter(external_id=raw).first()
-        )
+        found = _panel_answer(request, panel, request.GET["references"])
         if found is not None:
             return redirect("console_control_references", pk=panel.pk, answer_id=found.pk)
         messages.error(request, _("No such answer."))
     if request.method == "POST":
         if request.POST.get("action") == "add":
-            raw = request.POST.get("answer", "").strip()
-            answer = (
-                Answer.objects.filter(pk=int(raw)).first()
-                if raw.isdigit()
-                else Answer.objects.filter(external_id=raw).first()
-            )
+            answer = _panel_answer(request, panel, request.POST.get("answer"))
             if answer is None:
                 messages.error(request, _("No such answer."))
             else:
@@ -364,19 +366,15 @@ def control_page(request: HttpRequest, pk: int) -> HttpResponse:
 def control_references(request: HttpRequest, pk: int, answer_id: int) -> HttpResponse:
     """Reference scores of an answer for the panel's criteria: what a control item is checked by."""
     from annotation.forms import parse_score
-    from annotation.models import Answer, ReferenceEstimate
+    from annotation.models import ReferenceEstimate
 
     panel = _panel(request, pk)
-    # Exam material is frozen copies with references of its own (the exam pages write those).
-    answer = get_object_or_404(
-        Answer.objects.select_related("instruction").exclude(
-            reserved__purpose=ReservedAnswer.Purpose.EXAM
-        ),
-        pk=answer_id,
-    )
-    criteria = services.control_reference_criteria(panel=panel, answer=answer)
-    if not criteria:
+    # Only answers the panel scores as work; exam and control material is frozen copies (the
+    # exam pages write exam references), and another panel's answer does not exist here.
+    answer = _panel_answer(request, panel, answer_id)
+    if answer is None:
         raise Http404
+    criteria = services.control_reference_criteria(panel=panel, answer=answer)
     if request.method == "POST":
         rows = []
         for criterion in criteria:
@@ -408,7 +406,9 @@ def control_references(request: HttpRequest, pk: int, answer_id: int) -> HttpRes
         return redirect("console_control_references", pk=panel.pk, answer_id=answer.pk)
     existing = {
         r.criterion_id: r
-        for r in ReferenceEstimate.objects.filter(answer=answer, criterion__in=criteria)
+        for r in ReferenceEstimate.objects.filter(
+            answer=answer, panel=panel, criterion__in=criteria
+        )
     }
     rows_out = [
         {
