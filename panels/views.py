@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, time
 from typing import Any
 
+import rules
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -60,8 +61,10 @@ def _panel_answer(request: HttpRequest, panel: Panel, raw: Any) -> Any:
         if raw.isdigit()
         else Answer.objects.select_related("instruction").filter(external_id=raw).first()
     )
-    if answer is None or not request.user.has_perm(
-        "panels.manage_panel_answer", PanelAnswer(panel, answer)
+    # rules.has_perm, not user.has_perm: Django grants superusers every permission, and this
+    # rule is also about the data (an answer the panel does not score is nobody's gold there).
+    if answer is None or not rules.has_perm(
+        "panels.manage_panel_answer", request.user, PanelAnswer(panel, answer)
     ):
         return None
     return answer
@@ -179,7 +182,9 @@ def estimates_page(request: HttpRequest, pk: int) -> HttpResponse:
     panel = _panel(request, pk)
     keys = ("status", "group", "expert", "criterion", "score")
     filters = {k: request.GET.get(k, "").strip() for k in keys}
-    page = Paginator(selectors.estimates_list(panel, filters), 50).get_page(request.GET.get("page"))
+    page = Paginator(selectors.estimates_list(panel, filters, viewer=request.user), 50).get_page(
+        request.GET.get("page")
+    )
     query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
     return render(
         request,
