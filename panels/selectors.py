@@ -12,11 +12,12 @@ from datetime import date, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
 from panels.models import (
+    ControlItem,
     ControlStanding,
     Exam,
     ExamAttempt,
@@ -48,8 +49,12 @@ def panel_progress(panels: QuerySet[Panel]) -> list[dict[str, Any]]:
     from annotation.models import Estimate, EstimateStatus, Triple
 
     rows = []
+    gold = ControlItem.objects.filter(
+        answer_id=OuterRef("answer_id"), panel_id=OuterRef("panel_id"), is_active=True
+    )
     required = dict(
         Triple.objects.filter(panel__in=panels, answer__reserved__isnull=True)
+        .exclude(Exists(gold))
         .values_list("panel")
         .annotate(n=Count("id"))
         .values_list("panel", "n")
@@ -89,7 +94,8 @@ def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         return list(cursor.fetchall())
 
 
-# One estimate row per counted vote; the NOT EXISTS leaves exam and control copies out.
+# One estimate row per counted vote; the NOT EXISTS leave exam and control copies out, and the
+# panel's own gold answers (no more work of the panel on them: they would never be done).
 _DONE_PER_TRIPLE = """
     SELECT t.id, t."group", t.required_overlap, t.answer_id,
            COUNT(e.id) FILTER (WHERE e.status IN ('submitted', 'skipped')) AS done
@@ -97,6 +103,8 @@ _DONE_PER_TRIPLE = """
     LEFT JOIN annotation_estimate e ON e.triple_id = t.id
     WHERE t.panel_id = %s
       AND NOT EXISTS (SELECT 1 FROM panels_reservedanswer r WHERE r.answer_id = t.answer_id)
+      AND NOT EXISTS (SELECT 1 FROM panels_controlitem c WHERE c.answer_id = t.answer_id
+                      AND c.panel_id = t.panel_id AND c.is_active)
     GROUP BY t.id
 """
 
@@ -430,11 +438,31 @@ def expert_rows(
     return rows
 
 
-def estimates_list(panel: Panel, filters: dict[str, str]) -> QuerySet[Any]:
-    """Submitted work of the panel, filtered in the database; no text column is loaded."""
+def viewer_is_blind(panel: Panel, user: Any) -> bool:
+    """Whether the user holds open work on answers this panel scores (as an expert, in any
+    panel). Then the console's score aggregates of the panel (distribution, confidence,
+    agreement) are hidden from him too: on a young panel they are a handful of scores, his
+    peers' scores of his own open answers among them. Lists hide just those answers."""
+    from annotation.models import Triple
+    from annotation.selectors import blind_answer_ids
+
+    if not hasattr(user, "expert"):
+        return False
+    return Triple.objects.filter(panel=panel, answer_id__in=blind_answer_ids(user)).exists()
+
+
+def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) -> QuerySet[Any]:
+    """Submitted work of the panel, filtered in the database; no text column is loaded.
+
+    The viewer's own open answers are left out entirely (not only their scores: counts and
+    filters by score would still tell them): a supervisor who is also an expert scores blind.
+    """
     from annotation.models import Estimate
+    from annotation.selectors import blind_answer_ids
 
     qs = Estimate.objects.filter(triple__panel=panel, assignment__kind="work")
+    if viewer is not None and hasattr(viewer, "expert"):
+        qs = qs.exclude(triple__answer_id__in=blind_answer_ids(viewer))
     if filters.get("status"):
         qs = qs.filter(status=filters["status"])
     if filters.get("group"):

@@ -131,7 +131,10 @@ def experts_table(request: HttpRequest, pk: int) -> HttpResponse:
         request.GET.get("page")
     )
     stats = selectors.panel_stats(panel)
-    rows = selectors.expert_rows(panel, list(page.object_list), stats.agreement)
+    blind = selectors.viewer_is_blind(panel, request.user)
+    # A blind viewer (open work of his own here) sees no agreement figures: {} means none.
+    agreement = {} if blind else stats.agreement
+    rows = selectors.expert_rows(panel, list(page.object_list), agreement)
     groups = [g for g, _label in CriterionGroup.choices]
     return render(
         request,
@@ -143,6 +146,7 @@ def experts_table(request: HttpRequest, pk: int) -> HttpResponse:
             "status": status,
             "groups": groups,
             "stats": stats,
+            "blind": blind,
         },
     )
 
@@ -152,12 +156,13 @@ def experts_table(request: HttpRequest, pk: int) -> HttpResponse:
 def plots_page(request: HttpRequest, pk: int) -> HttpResponse:
     panel = _panel(request, pk)
     stats = selectors.panel_stats(panel)
+    blind = selectors.viewer_is_blind(panel, request.user)
     distribution = [
         {
             "criterion": d,
             "svg": plots.score_distribution_chart(d["counts"], title=d["key"]),
         }
-        for d in stats.distribution
+        for d in ([] if blind else stats.distribution)
     ]
     return render(
         request,
@@ -166,9 +171,10 @@ def plots_page(request: HttpRequest, pk: int) -> HttpResponse:
             "panel": panel,
             "stats": stats,
             "distribution": distribution,
-            "confidence": plots.histogram_chart(
-                stats.confidence or [0] * 10, title=_("Verdict confidence")
-            ),
+            "blind": blind,
+            "confidence": ""
+            if blind
+            else plots.histogram_chart(stats.confidence or [0] * 10, title=_("Verdict confidence")),
             "progress": plots.line_chart(
                 stats.progress, title=_("Estimates submitted, cumulative")
             ),

@@ -234,6 +234,16 @@ def test_a_supervising_expert_does_not_see_scores_of_answers_open_in_his_queue(
     assert "0 estimates" in listing
     # Filtering by a score must not tell either.
     assert "0 estimates" in client.get(url, {"score": "0"}).content.decode()
+    # Nor do the panel's score aggregates: on a young panel they are his peers' scores.
+    from panels.services import panel_stats_refresh
+
+    panel_stats_refresh(panel_id=science.pk)
+    plots_page = client.get(reverse("console_plots", args=[science.pk])).content.decode()
+    assert 'id="blind-note"' in plots_page and "<figcaption" not in plots_page
+    experts = client.get(reverse("console_experts", args=[science.pk])).content.decode()
+    assert 'id="blind-note"' in experts
+    seen = _client(personas.supervisor_a).get(reverse("console_plots", args=[science.pk]))
+    assert "<figcaption" in seen.content.decode() and "blind-note" not in seen.content.decode()
     # A supervisor who is not an expert sees the scores as ever.
     other = _client(personas.supervisor_a).get(url, {"expert": personas.expert_a.pseudonym})
     n = Estimate.objects.filter(assignment=peer, status="submitted", triple__panel=science).count()
