@@ -11,6 +11,7 @@ from django.utils.translation import get_language
 
 from annotation.models import (
     Assignment,
+    AssignmentKind,
     AssignmentStatus,
     Estimate,
     EstimateStatus,
@@ -20,6 +21,22 @@ from panels.models import Expert, Membership
 from taxonomy.models import GROUP_ORDER, CriterionGroup
 
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
+
+
+def kind_shown_to_expert(kind: str) -> str:
+    """What an expert is told of an assignment's kind: exams are announced (their own flow),
+    a control item is silent, so it is "work" like the real work it must be mistaken for."""
+    return AssignmentKind.EXAM if kind == AssignmentKind.EXAM else AssignmentKind.WORK
+
+
+def blind_answer_ids(user: Any) -> QuerySet[Assignment, Any]:
+    """Answers the user holds open as an expert (any panel): other experts' scores of them stay
+    hidden from him wherever he could see scores (the console), until his own are submitted.
+
+    Blindness holds for every combination of roles: a supervisor who is also an expert, in the
+    same panel or another, scores blind like everyone else.
+    """
+    return Assignment.objects.filter(expert__user_id=user.pk, status__in=OPEN).values("answer_id")
 
 
 def expert_assignments(expert: Expert) -> QuerySet[Assignment]:

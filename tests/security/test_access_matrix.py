@@ -94,9 +94,9 @@ def e(
     sup_a2: Cell,
 ) -> dict[str, Cell]:
     """Expected outcomes, in PERSONAS order."""
-    values = (anon, expert_a, expert_b, sup_a, sup_b, admin)
-    values += (expert_ab, sup_a_expert_a, sup_b_expert_a, sup_a2)
-    return dict(zip(PERSONAS, values, strict=True))
+    plain = (anon, expert_a, expert_b, sup_a, sup_b, admin)
+    combined = (expert_ab, sup_a_expert_a, sup_b_expert_a, sup_a2)
+    return dict(zip(PERSONAS, plain + combined, strict=True))
 
 
 @dataclass(frozen=True)
