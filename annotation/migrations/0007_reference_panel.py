@@ -50,6 +50,9 @@ def assign_panels(apps, schema_editor):
                 comment=ref.comment,
                 author_id=ref.author_id,
             )
+    if schema_editor.connection.vendor == "postgresql":
+        # The foreign keys' deferred checks must run now: the table is altered next.
+        schema_editor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
 
 class Migration(migrations.Migration):
