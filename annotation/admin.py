@@ -76,7 +76,8 @@ class EstimateAdmin(admin.ModelAdmin):
 
 @admin.register(ReferenceEstimate)
 class ReferenceEstimateAdmin(admin.ModelAdmin):
-    list_display = ["answer", "criterion", "score", "is_na"]
+    list_display = ["answer", "criterion", "panel", "score", "is_na"]
+    list_filter = ["panel"]
     raw_id_fields = ["answer", "criterion"]
 
 

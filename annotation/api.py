@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.pagination import LimitOffsetPagination
@@ -35,6 +35,12 @@ class IsExpert(permissions.BasePermission):
 class AssignmentListOutput(serializers.ModelSerializer[Assignment]):
     task = serializers.CharField(source="answer.instruction.task.name", read_only=True)
     panel = serializers.IntegerField(source="panel.number", read_only=True)
+    # A silent control item is reported as work: nothing an expert receives tells gold apart.
+    kind = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ChoiceField(choices=["work", "exam"]))
+    def get_kind(self, obj: Assignment) -> str:
+        return selectors.kind_shown_to_expert(obj.kind)
 
     class Meta:
         model = Assignment
@@ -158,9 +164,15 @@ class AssignmentViewSet(
             .order_by("id")
         )
 
-    @extend_schema(responses=AssignmentDetailOutput)
+    @extend_schema(responses={200: AssignmentDetailOutput, 409: ErrorOutput})
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        return Response(AssignmentDetailOutput(_detail(self.get_object())).data)
+        assignment = self.get_object()
+        if services.assignment_paused(assignment):
+            # Paused in this panel: its answers are not opened until the supervisor resumes.
+            return Response(
+                {"detail": services.closed_reason(assignment)}, status=status.HTTP_409_CONFLICT
+            )
+        return Response(AssignmentDetailOutput(_detail(assignment)).data)
 
     @extend_schema(
         request=SubmitInput,

@@ -32,7 +32,7 @@ from annotation.models import (
     Triple,
 )
 from annotation.routing import RoutingTable, overlap_for
-from panels.models import Membership
+from panels.models import ControlItem, Membership
 from taxonomy.models import CriterionGroup
 from taxonomy.services import CriteriaIndex
 
@@ -52,8 +52,11 @@ COPY_CHUNK_ROWS = 40_000
 TripleRow = tuple[int, int, int, str, int, int, int]
 
 
-def triples_build(*, answer_ids: Iterable[int] | None = None) -> int:
+def triples_build(*, answer_ids: Iterable[int] | None = None, panel_id: int | None = None) -> int:
     """Create the missing triples of the given answers (all answers by default).
+
+    With `panel_id`, only the triples routed to that panel, and the critical gates of the
+    answers it scores (its experts score those gates too); other panels' triples are theirs.
 
     Runs under the build lock (see assignments_build): the existing triples are read after any
     concurrent builder committed its own, so the new ones never collide with theirs and can be
@@ -64,6 +67,8 @@ def triples_build(*, answer_ids: Iterable[int] | None = None) -> int:
     with transaction.atomic():
         _build_lock()
         rows = _missing_triples(answer_ids)
+        if panel_id is not None:
+            rows = _rows_of_panel(rows, panel_id)
         if connection.vendor == "postgresql" and len(rows) > COPY_THRESHOLD:
             _copy_triples(rows)
         else:
@@ -84,6 +89,23 @@ def triples_build(*, answer_ids: Iterable[int] | None = None) -> int:
                 ignore_conflicts=True,
             )
     return len(rows)
+
+
+def _rows_of_panel(rows: list[TripleRow], panel_id: int) -> list[TripleRow]:
+    """The rows routed to the panel, and the critical gates of the answers the panel scores."""
+    answers_here = {row[0] for row in rows if row[4] == panel_id}
+    others = {row[0] for row in rows} - answers_here
+    if others:
+        answers_here |= set(
+            Triple.objects.filter(panel_id=panel_id, answer_id__in=others).values_list(
+                "answer_id", flat=True
+            )
+        )
+    return [
+        row
+        for row in rows
+        if row[4] == panel_id or (row[3] == CriterionGroup.CRITICAL and row[0] in answers_here)
+    ]
 
 
 def _build_lock() -> None:
@@ -181,7 +203,7 @@ def _eligible_experts() -> dict[int, list[tuple[int, list[str]]]]:
     """panel id -> [(expert id, qualified groups or [] for all)] of active qualified experts."""
     result: dict[int, list[tuple[int, list[str]]]] = defaultdict(list)
     for panel_id, expert_id, groups in Membership.objects.filter(
-        qualified=True, expert__is_paused=False, expert__user__is_active=True
+        qualified=True, is_paused=False, expert__user__is_active=True
     ).values_list("panel_id", "expert_id", "qualified_groups"):
         result[panel_id].append((expert_id, list(groups or [])))
     return result
@@ -190,25 +212,42 @@ def _eligible_experts() -> dict[int, list[tuple[int, list[str]]]]:
 def assignments_build(
     *,
     answer_ids: Iterable[int] | None = None,
+    panel_id: int | None = None,
     job_id: int | None = None,
     progress: Progress | None = None,
 ) -> dict[str, int]:
-    """Build triples and fill every open slot with qualified experts (idempotent)."""
+    """Build triples and fill every open slot with qualified experts (idempotent).
+
+    `panel_id` scopes the build to one panel (a console build): only that panel's triples and
+    assignments are made, with the critical gates its experts score along. Answers that are
+    active control items of a panel get no new work of that panel (they are its gold).
+    """
     answer_list = list(answer_ids) if answer_ids is not None else None
     # One transaction under the build lock: concurrent builders take turns, each seeing what
     # the previous one committed (triples and slots).
     with transaction.atomic():
         _build_lock()
-        new_triples = triples_build(answer_ids=answer_list)
-        report = _fill_slots(answer_list, progress)
+        new_triples = triples_build(answer_ids=answer_list, panel_id=panel_id)
+        report = _fill_slots(answer_list, progress, panel_id)
     report["triples_created"] = new_triples
     return report
 
 
-def _fill_slots(answer_ids: list[int] | None, progress: Progress | None) -> dict[str, int]:
+def _fill_slots(
+    answer_ids: list[int] | None, progress: Progress | None, scope_panel: int | None = None
+) -> dict[str, int]:
     triples = Triple.objects.filter(answer__reserved__isnull=True)
     if answer_ids is not None:
         triples = triples.filter(answer_id__in=answer_ids)
+    if scope_panel is not None:
+        triples = triples.filter(
+            answer_id__in=Triple.objects.filter(panel_id=scope_panel).values("answer_id")
+        )
+    # (answer, panel) pairs that are gold of the panel: no work of that panel on them.
+    gold = ControlItem.objects.filter(is_active=True)
+    if answer_ids is not None:
+        gold = gold.filter(answer_id__in=answer_ids)
+    gold_pairs = set(gold.values_list("answer_id", "panel_id"))
     triple_rows = list(
         triples.order_by("answer_id", "position").values_list(
             "pk", "answer_id", "panel_id", "group", "required_overlap"
@@ -279,30 +318,30 @@ def _fill_slots(answer_ids: list[int] | None, progress: Progress | None) -> dict
                 {panel for _pk, panel, group, _o in items if group == CriterionGroup.CRITICAL}
             )
             seen_panels: set[int] = set()
-            for panel_id in panels_here:
-                if panel_id in seen_panels:
+            for here in panels_here:
+                if here in seen_panels or (answer_id, here) in gold_pairs:
                     continue
-                seen_panels.add(panel_id)
-                own = [it for it in items if it[1] == panel_id]
-                gates = [
-                    it for it in items if it[2] == CriterionGroup.CRITICAL and it[1] != panel_id
-                ]
+                if scope_panel is not None and here != scope_panel:
+                    continue
+                seen_panels.add(here)
+                own = [it for it in items if it[1] == here]
+                gates = [it for it in items if it[2] == CriterionGroup.CRITICAL and it[1] != here]
                 need = max(
                     (it[3] - len(taken_slots[it[0]]) for it in own),
                     default=0,
                 )
                 if need <= 0:
                     continue
-                taken_here = existing_assignments[(answer_id, panel_id)]
+                taken_here = existing_assignments[(answer_id, here)]
                 on_answer = experts_on_answer[answer_id]
-                gone = released_by[(answer_id, panel_id)]
+                gone = released_by[(answer_id, here)]
                 # Who abandoned this answer goes last; then fresh eyes (experts not yet on this
                 # answer for another panel); then the least loaded. Decorated tuples sort without
                 # a key call per candidate: this loop runs for every (answer, panel) at POLLUX
                 # scale.
                 ranked = sorted(
                     (e in gone, e in on_answer, load[e], e, groups)
-                    for e, groups in eligible.get(panel_id, [])
+                    for e, groups in eligible.get(here, [])
                     if e not in taken_here
                 )
                 candidates = [(e, groups) for _g, _s, _l, e, groups in ranked]
@@ -326,7 +365,7 @@ def _fill_slots(answer_ids: list[int] | None, progress: Progress | None) -> dict
                     if not any(pk in own_ids for pk, _slot in slots):
                         continue
                     index = len(new_assignments)
-                    key = (expert_id, answer_id, panel_id)
+                    key = (expert_id, answer_id, here)
                     if key in released:
                         reopened[index] = released[key]
                     new_assignments.append(key)
@@ -334,7 +373,7 @@ def _fill_slots(answer_ids: list[int] | None, progress: Progress | None) -> dict
                         taken_slots[pk].add(slot)
                         experts_on_triple[pk].add(expert_id)
                         new_estimates.append((index, pk, expert_id, slot))
-                    existing_assignments[(answer_id, panel_id)].add(expert_id)
+                    existing_assignments[(answer_id, here)].add(expert_id)
                     experts_on_answer[answer_id].add(expert_id)
                     load[expert_id] += len(slots)
                     need = max((it[3] - len(taken_slots[it[0]]) for it in own), default=0)
@@ -670,7 +709,10 @@ def assignments_release_expired(*, now: Any = None) -> int:
     now = now or timezone.now()
     expired = list(
         Assignment.objects.select_for_update(skip_locked=True).filter(
-            status__in=OPEN_STATUSES, reserved_until__lt=now, kind=AssignmentKind.WORK
+            status__in=OPEN_STATUSES,
+            reserved_until__lt=now,
+            # Control items expire like work: one that never expired would be told apart.
+            kind__in=[AssignmentKind.WORK, AssignmentKind.CONTROL],
         )
     )
     for assignment in expired:

@@ -280,10 +280,15 @@ class EstimateRevision(models.Model):
 
 
 class ReferenceEstimate(models.Model):
-    """A reference score with a comment: used by exams and by control (gold) items."""
+    """A panel's reference score with a comment on an answer: what its control items check.
+
+    References belong to a panel: critical criteria are scored by every panel, and one panel's
+    gold must never be read or overwritten by another's supervisor.
+    """
 
     answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="references")
     criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT)
+    panel = models.ForeignKey(Panel, on_delete=models.CASCADE, related_name="references")
     score = models.SmallIntegerField(null=True, blank=True)
     is_na = models.BooleanField(default=False)
     comment = models.TextField(blank=True)
@@ -295,7 +300,9 @@ class ReferenceEstimate(models.Model):
         verbose_name = _("reference estimate")
         verbose_name_plural = _("reference estimates")
         constraints = [
-            models.UniqueConstraint(fields=["answer", "criterion"], name="reference_unique")
+            models.UniqueConstraint(
+                fields=["answer", "criterion", "panel"], name="reference_unique_per_panel"
+            )
         ]
 
     def __str__(self) -> str:

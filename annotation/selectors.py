@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
 from django.utils.translation import get_language
 
 from annotation.models import (
@@ -17,7 +17,7 @@ from annotation.models import (
     EstimateStatus,
     Triple,
 )
-from panels.models import Expert
+from panels.models import Expert, Membership
 from taxonomy.models import GROUP_ORDER, CriterionGroup
 
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
@@ -33,6 +33,22 @@ _WORK_ORDER = Case(
     default=Value(3),
     output_field=IntegerField(),
 )
+
+
+def kind_shown_to_expert(kind: str) -> str:
+    """What an expert is told of an assignment's kind: exams are announced (their own flow),
+    a control item is silent, so it is "work" like the real work it must be mistaken for."""
+    return AssignmentKind.EXAM if kind == AssignmentKind.EXAM else AssignmentKind.WORK
+
+
+def blind_answer_ids(user: Any) -> QuerySet[Assignment, Any]:
+    """Answers the user holds open as an expert (any panel): other experts' scores of them stay
+    hidden from him wherever he could see scores (the console), until his own are submitted.
+
+    Blindness holds for every combination of roles: a supervisor who is also an expert, in the
+    same panel or another, scores blind like everyone else.
+    """
+    return Assignment.objects.filter(expert__user_id=user.pk, status__in=OPEN).values("answer_id")
 
 
 def expert_assignments(expert: Expert) -> QuerySet[Assignment]:
@@ -72,16 +88,30 @@ def queue_page(expert: Expert, status: str | None) -> QuerySet[Assignment]:
     ).order_by(_WORK_ORDER, "id")
 
 
+def paused_panels(expert: Expert) -> list[Any]:
+    """Panels where the expert is paused (their work cannot be opened): for the queue's note."""
+    return [
+        m.panel
+        for m in Membership.objects.filter(expert=expert, is_paused=True).select_related("panel")
+    ]
+
+
 def next_assignment_id(user_id: int, after: int | None = None) -> int | None:
     """The user's next open assignment: in-progress work first, then the oldest assigned one.
 
     None when there is none, or when the user has no expert profile: "open the next answer"
     runs this after every submission, so it is one query through the expert's user (ids only),
-    and a caller that finds nothing checks the role itself.
+    and a caller that finds nothing checks the role itself. Work of panels where the expert is
+    paused is skipped (it cannot be opened).
     """
     # An exam is its own flow (panels.selectors.exam_position): regular work never opens one.
-    qs = Assignment.objects.filter(expert__user_id=user_id, status__in=OPEN).exclude(
-        kind=AssignmentKind.EXAM
+    paused = Membership.objects.filter(
+        expert_id=OuterRef("expert_id"), panel_id=OuterRef("panel_id"), is_paused=True
+    )
+    qs = (
+        Assignment.objects.filter(expert__user_id=user_id, status__in=OPEN)
+        .exclude(kind=AssignmentKind.EXAM)
+        .exclude(Exists(paused))
     )
     if after is not None:
         qs = qs.exclude(pk=after)

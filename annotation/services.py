@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -61,7 +62,38 @@ def closed_reason(assignment: Assignment) -> str:
         )
     if assignment.locked:
         return _("The supervisor has locked this batch: scores can no longer change.")
+    # A pause is per panel: the expert's work of that panel waits until the supervisor resumes
+    # it (exams are their own flow and stay open).
+    if assignment.kind != AssignmentKind.EXAM and _membership_paused(assignment):
+        return _("Your work in this panel is paused by its supervisor.")
     return ""
+
+
+def membership_paused() -> Exists:
+    """Annotation: is the assignment's expert paused in its panel (read with the row itself)."""
+    from panels.models import Membership
+
+    return Exists(
+        Membership.objects.filter(
+            expert_id=OuterRef("expert_id"), panel_id=OuterRef("panel_id"), is_paused=True
+        )
+    )
+
+
+def assignment_paused(assignment: Assignment) -> bool:
+    """Whether the assignment's expert is paused in its panel (then its work is not opened)."""
+    return assignment.kind != AssignmentKind.EXAM and _membership_paused(assignment)
+
+
+def _membership_paused(assignment: Assignment) -> bool:
+    paused = getattr(assignment, "membership_paused", None)
+    if paused is None:
+        from panels.models import Membership
+
+        paused = Membership.objects.filter(
+            expert_id=assignment.expert_id, panel_id=assignment.panel_id, is_paused=True
+        ).exists()
+    return bool(paused)
 
 
 def _ensure_open(assignment: Assignment) -> None:
@@ -96,7 +128,11 @@ def assignment_open(*, assignment: Assignment) -> Assignment:
 @transaction.atomic
 def estimate_save_draft(*, assignment: Assignment, item: ScoreInput) -> Estimate:
     """Store what the expert typed so far: nothing is lost on reload, crash or timeout."""
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    assignment = (
+        Assignment.objects.select_for_update()
+        .annotate(membership_paused=membership_paused())
+        .get(pk=assignment.pk)
+    )
     _ensure_open(assignment)
     estimate = assignment.estimates.select_for_update().get(triple_id=item.triple_id)
     if estimate.status in (EstimateStatus.PENDING, EstimateStatus.DRAFT):
@@ -290,7 +326,11 @@ def assignment_submit(
     content (or with the same submission key) changes nothing. A changed resubmission before the
     batch is locked edits the scores and keeps the previous values as revisions.
     """
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    assignment = (
+        Assignment.objects.select_for_update()
+        .annotate(membership_paused=membership_paused())
+        .get(pk=assignment.pk)
+    )
     _ensure_open(assignment)
     if submission_key and assignment.submission_key == submission_key:
         return SubmitResult(

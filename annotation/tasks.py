@@ -20,7 +20,11 @@ def build_assignments(self: Any, job_id: int) -> None:
     job = Job.objects.get(pk=job_id)
     try:
         with job_progress(job_id) as progress:
-            report = assignments_build(answer_ids=job.params.get("answer_ids"), progress=progress)
+            report = assignments_build(
+                answer_ids=job.params.get("answer_ids"),
+                panel_id=job.params.get("panel_id"),
+                progress=progress,
+            )
     except Exception as exc:
         job_finish(job_id, attempt, error=str(exc))
         raise

@@ -39,6 +39,7 @@ _PAGE_FIELDS = (
     "locked",
     "drafts_backup",
     "expert",
+    "kind",
     "panel__number",
     "answer__text",
     "answer__instruction__text",
@@ -70,6 +71,7 @@ def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
                 "expert", "answer__instruction__task", "answer__instruction__style", "panel"
             )
             .only(*_PAGE_FIELDS)
+            .annotate(membership_paused=services.membership_paused())
             .get(pk=pk, expert__user_id=_user_id(request))
         )
     except Assignment.DoesNotExist as exc:
@@ -109,7 +111,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "page": page,
             "status": status,
             "statuses": AssignmentStatus.choices,
-            "paused": expert.is_paused,
+            "paused_panels": selectors.paused_panels(expert),
         },
     )
 
@@ -172,6 +174,10 @@ def _render_assignment(
 def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "GET":
         assignment = _own_assignment(request, pk)
+        if services.assignment_paused(assignment):
+            # Paused in this panel: its answers are not opened at all until resumed.
+            messages.error(request, _("Your work in this panel is paused by its supervisor."))
+            return redirect("queue")
         closed = services.closed_reason(assignment)
         if not closed and assignment.status == AssignmentStatus.ASSIGNED:
             assignment = services.assignment_open(assignment=assignment)

@@ -395,11 +395,9 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
             "llm_experience_years",
             "region",
             "languages",
-            "is_paused",
-            "paused_reason",
         ],
         (
-            (i + 1, first_user + i, f"E-B{i:06d}", "", "", "linguist", 2, "", "ru", False, "")
+            (i + 1, first_user + i, f"E-B{i:06d}", "", "", "linguist", 2, "", "ru")
             for i in range(n_exp)
         ),
     )
@@ -411,10 +409,18 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
             chosen.add(panels[int(rng.integers(len(panels)))])
         for p in chosen:
             pools[p].append(i + 1)
-            memberships.append((i + 1, p, True, "[]", now))
+            memberships.append((i + 1, p, True, "[]", False, "", now))
     _copy(
         Membership._meta.db_table,
-        ["expert_id", "panel_id", "qualified", "qualified_groups", "joined_at"],
+        [
+            "expert_id",
+            "panel_id",
+            "qualified",
+            "qualified_groups",
+            "is_paused",
+            "paused_reason",
+            "joined_at",
+        ],
         memberships,
     )
 

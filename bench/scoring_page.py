@@ -72,8 +72,8 @@ def _prepare(n_experts: int, per_expert: int) -> list[str]:
     panel = Panel.objects.get(key="science")
     with transaction.atomic():
         # Only bench experts may receive the bench answers: everyone else is paused meanwhile.
-        paused = list(Expert.objects.filter(is_paused=False).values_list("pk", flat=True))
-        Expert.objects.filter(pk__in=paused).update(is_paused=True, paused_reason="bench")
+        paused = list(Membership.objects.filter(is_paused=False).values_list("pk", flat=True))
+        Membership.objects.filter(pk__in=paused).update(is_paused=True, paused_reason="bench")
         names = []
         for i in range(n_experts):
             user = user_model.objects.create_user(f"bench_expert_{i}", password=PASSWORD)
@@ -111,12 +111,12 @@ def _cleanup() -> None:
     from django.contrib.auth import get_user_model
 
     from annotation.models import Answer
-    from panels.models import Expert
+    from panels.models import Expert, Membership
 
     Answer.objects.filter(external_id__startswith="bench-answer-").delete()
     Expert.objects.filter(user__username__startswith="bench_expert_").delete()
     get_user_model().objects.filter(username__startswith="bench_expert_").delete()
-    Expert.objects.filter(paused_reason="bench").update(is_paused=False, paused_reason="")
+    Membership.objects.filter(paused_reason="bench").update(is_paused=False, paused_reason="")
 
 
 SCORE_RE = re.compile(r'name="score_(\d+)" value="(\w+)"')

@@ -30,8 +30,8 @@ class PanelAdmin(admin.ModelAdmin):
 
 @admin.register(Expert)
 class ExpertAdmin(admin.ModelAdmin):
-    list_display = ["pseudonym", "user", "profession", "region", "is_paused"]
-    list_filter = ["is_paused", "panels"]
+    list_display = ["pseudonym", "user", "profession", "region"]
+    list_filter = ["panels", "memberships__is_paused"]
     search_fields = ["pseudonym", "user__username", "profession"]
     raw_id_fields = ["user"]
 

@@ -56,8 +56,6 @@ class Expert(models.Model):
     llm_experience_years = models.PositiveSmallIntegerField(default=0)
     region = models.CharField(max_length=120, blank=True)
     languages = models.CharField(max_length=200, blank=True)
-    is_paused = models.BooleanField(default=False)
-    paused_reason = models.CharField(max_length=300, blank=True)
     panels: models.ManyToManyField[Panel, Membership] = models.ManyToManyField(
         Panel, through="Membership", related_name="experts"
     )
@@ -78,6 +76,10 @@ class Membership(models.Model):
     qualified = models.BooleanField(default=True)
     # Empty means every group the panel scores; otherwise only these criterion groups.
     qualified_groups = models.JSONField(default=list, blank=True)
+    # A pause is per panel: a paused membership gets no new work from its panel and cannot open
+    # that panel's work; the expert's other panels go on. The reason is the panel's own note.
+    is_paused = models.BooleanField(default=False)
+    paused_reason = models.CharField(max_length=300, blank=True)
     joined_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -99,7 +101,7 @@ class ReservedAnswer(models.Model):
 
     Exam and control answers are frozen copies (Answer rows of their own), so their triples and
     estimates never take slots from real work. The assignment builder skips every answer listed
-    here (see panels.selectors.reserved_answer_ids).
+    here. A control item's source answer is not listed: it stays real work of the other panels.
     """
 
     class Purpose(models.TextChoices):
@@ -293,7 +295,12 @@ class ControlSettings(models.Model):
 
 
 class ControlItem(models.Model):
-    """A gold answer (its ReferenceEstimates are the reference) of a panel."""
+    """A gold answer of a panel: the panel's ReferenceEstimates of the answer are the reference.
+
+    The answer stays real work for every other panel. In its own panel it is gold only: the
+    builder gives the panel no new work on it, and making it a control item releases the
+    panel's open (unsubmitted) work on it (see panels.services.control_item_add).
+    """
 
     panel = models.ForeignKey(Panel, on_delete=models.CASCADE, related_name="control_items")
     answer = models.ForeignKey("annotation.Answer", on_delete=models.PROTECT, related_name="+")

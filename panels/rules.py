@@ -6,6 +6,7 @@ Roles: an *expert* (has an Expert profile), a *supervisor* (supervises given pan
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import rules
@@ -61,7 +62,36 @@ def supervises_assignment(user: Any, assignment: Any) -> bool:
     return bool(assignment.panel.supervisors.filter(pk=user.pk).exists())
 
 
+@dataclass(frozen=True)
+class PanelAnswer:
+    """An answer seen through a panel's console: the object of `panels.manage_panel_answer`."""
+
+    panel: Any
+    answer: Any
+
+
+@rules.predicate
+def supervises_answer_panel(user: Any, target: PanelAnswer | None) -> bool:
+    return target is not None and bool(supervises_panel(user, target.panel))
+
+
+@rules.predicate
+def answer_routed_to_panel(user: Any, target: PanelAnswer | None) -> bool:
+    """The answer is real work the panel scores (critical gates alone do not count)."""
+    if target is None or target.answer is None:
+        return False
+    from panels.services import answer_routed_to_panel as routed
+
+    return routed(panel=target.panel, answer=target.answer)
+
+
 rules.add_perm("panels.view_console", is_admin | is_supervisor)
+# Reference scores and control items of an answer: only through a panel the user may manage,
+# and only for answers routed to that panel (admins included: the panel's gold is its own).
+rules.add_perm(
+    "panels.manage_panel_answer",
+    (is_admin | supervises_answer_panel) & answer_routed_to_panel,
+)
 rules.add_perm("panels.manage_panel", is_admin | supervises_panel)
 rules.add_perm("panels.manage_expert", is_admin | supervises_expert)
 rules.add_perm("annotation.score_assignment", owns_assignment)

@@ -12,11 +12,12 @@ from datetime import date, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
 from panels.models import (
+    ControlItem,
     ControlStanding,
     Exam,
     ExamAttempt,
@@ -24,7 +25,6 @@ from panels.models import (
     Expert,
     Membership,
     Panel,
-    ReservedAnswer,
     SupervisorAction,
     SupervisorNotice,
 )
@@ -45,18 +45,17 @@ def panel_for_user(user: Any, pk: int) -> Panel:
     return panel
 
 
-def reserved_answer_ids() -> QuerySet[ReservedAnswer, Any]:
-    """Answers that are exam or control material: the assignment builder must skip them."""
-    return ReservedAnswer.objects.values("answer_id")
-
-
 def panel_progress(panels: QuerySet[Panel]) -> list[dict[str, Any]]:
     """Triples required / estimates submitted per panel, counted without touching text columns."""
     from annotation.models import Estimate, EstimateStatus, Triple
 
     rows = []
+    gold = ControlItem.objects.filter(
+        answer_id=OuterRef("answer_id"), panel_id=OuterRef("panel_id"), is_active=True
+    )
     required = dict(
         Triple.objects.filter(panel__in=panels, answer__reserved__isnull=True)
+        .exclude(Exists(gold))
         .values_list("panel")
         .annotate(n=Count("id"))
         .values_list("panel", "n")
@@ -96,7 +95,8 @@ def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
         return list(cursor.fetchall())
 
 
-# One estimate row per counted vote; the NOT EXISTS leaves exam and control copies out.
+# One estimate row per counted vote; the NOT EXISTS leave exam and control copies out, and the
+# panel's own gold answers (no more work of the panel on them: they would never be done).
 _DONE_PER_TRIPLE = """
     SELECT t.id, t."group", t.required_overlap, t.answer_id,
            COUNT(e.id) FILTER (WHERE e.status IN ('submitted', 'skipped')) AS done
@@ -104,6 +104,8 @@ _DONE_PER_TRIPLE = """
     LEFT JOIN annotation_estimate e ON e.triple_id = t.id
     WHERE t.panel_id = %s
       AND NOT EXISTS (SELECT 1 FROM panels_reservedanswer r WHERE r.answer_id = t.answer_id)
+      AND NOT EXISTS (SELECT 1 FROM panels_controlitem c WHERE c.answer_id = t.answer_id
+                      AND c.panel_id = t.panel_id AND c.is_active)
     GROUP BY t.id
 """
 
@@ -374,11 +376,11 @@ def panel_experts(panel: Panel, *, status: str = "") -> QuerySet[Membership]:
     """Memberships of the panel for the experts table (paginated by the view)."""
     qs = Membership.objects.filter(panel=panel).select_related("expert__user")
     if status == "paused":
-        qs = qs.filter(expert__is_paused=True)
+        qs = qs.filter(is_paused=True)
     elif status == "unqualified":
         qs = qs.filter(qualified=False)
     elif status == "active":
-        qs = qs.filter(qualified=True, expert__is_paused=False)
+        qs = qs.filter(qualified=True, is_paused=False)
     return qs.order_by("expert__pseudonym")
 
 
@@ -418,7 +420,7 @@ def expert_rows(
         c = counts.get(m.expert_id, {})
         if not m.qualified:
             status = "unqualified"
-        elif m.expert.is_paused:
+        elif m.is_paused:
             status = "paused"
         else:
             status = "active"
@@ -437,11 +439,31 @@ def expert_rows(
     return rows
 
 
-def estimates_list(panel: Panel, filters: dict[str, str]) -> QuerySet[Any]:
-    """Submitted work of the panel, filtered in the database; no text column is loaded."""
+def viewer_is_blind(panel: Panel, user: Any) -> bool:
+    """Whether the user holds open work on answers this panel scores (as an expert, in any
+    panel). Then the console's score aggregates of the panel (distribution, confidence,
+    agreement) are hidden from him too: on a young panel they are a handful of scores, his
+    peers' scores of his own open answers among them. Lists hide just those answers."""
+    from annotation.models import Triple
+    from annotation.selectors import blind_answer_ids
+
+    if not hasattr(user, "expert"):
+        return False
+    return Triple.objects.filter(panel=panel, answer_id__in=blind_answer_ids(user)).exists()
+
+
+def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) -> QuerySet[Any]:
+    """Submitted work of the panel, filtered in the database; no text column is loaded.
+
+    The viewer's own open answers are left out entirely (not only their scores: counts and
+    filters by score would still tell them): a supervisor who is also an expert scores blind.
+    """
     from annotation.models import Estimate
+    from annotation.selectors import blind_answer_ids
 
     qs = Estimate.objects.filter(triple__panel=panel, assignment__kind="work")
+    if viewer is not None and hasattr(viewer, "expert"):
+        qs = qs.exclude(triple__answer_id__in=blind_answer_ids(viewer))
     if filters.get("status"):
         qs = qs.filter(status=filters["status"])
     if filters.get("group"):

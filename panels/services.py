@@ -154,7 +154,7 @@ def _scoring_material_create(
     specs: Sequence[_ScoringSpec],
 ) -> list[Any]:
     """Triples (overlap 1), one assignment per copy and the expert's slot-1 estimates."""
-    from annotation.models import Assignment, AssignmentStatus, Estimate, Triple
+    from annotation.models import Assignment, AssignmentKind, AssignmentStatus, Estimate, Triple
 
     triples: list[Triple] = []
     for copy, spec in zip(copies, specs, strict=True):
@@ -171,6 +171,13 @@ def _scoring_material_create(
                 )
             )
     Triple.objects.bulk_create(triples)
+    # Control items are reserved (and expire) like real work: a copy that never expires or
+    # carries no deadline would tell itself apart.
+    deadline = (
+        timezone.now() + timedelta(hours=settings.POLLUX["ASSIGNMENT_RESERVATION_HOURS"])
+        if kind == AssignmentKind.CONTROL
+        else None
+    )
     assignments = Assignment.objects.bulk_create(
         [
             Assignment(
@@ -179,6 +186,7 @@ def _scoring_material_create(
                 panel_id=panel.pk,
                 kind=kind,
                 status=AssignmentStatus.ASSIGNED,
+                reserved_until=deadline,
             )
             for copy in copies
         ]
@@ -837,19 +845,32 @@ def control_reference_criteria(*, panel: Panel, answer: Any) -> list[Criterion]:
     """The criteria this panel's experts score on the answer: routed to it, plus critical gates.
 
     Those are the criteria a control item of the panel is checked against, so those are the ones
-    a supervisor of the panel writes references for.
+    a supervisor of the panel writes references for. Empty when the answer is not routed to the
+    panel (the critical gates every panel scores do not route an answer to it) or is a reserved
+    copy (exam or control material).
     """
     from annotation.routing import RoutingTable
     from taxonomy.services import criteria_for
 
+    if ReservedAnswer.objects.filter(answer_id=answer.pk).exists():
+        return []
     table = RoutingTable.load()
     instruction = answer.instruction
-    return [
-        c
-        for c in criteria_for(instruction)
-        if c.group == CriterionGroup.CRITICAL
-        or table.panel_for(c, instruction.task_id, instruction.style_id) == panel.pk
-    ]
+    criteria = criteria_for(instruction)
+    routed = {
+        c.pk
+        for c in criteria
+        if table.panel_for(c, instruction.task_id, instruction.style_id) == panel.pk
+    }
+    if not routed:
+        return []
+    return [c for c in criteria if c.group == CriterionGroup.CRITICAL or c.pk in routed]
+
+
+def answer_routed_to_panel(*, panel: Panel, answer: Any) -> bool:
+    """Whether the panel scores the answer as real work (the rule behind panels/rules.py's
+    `panels.manage_panel_answer`): only such answers have references or become gold of it."""
+    return bool(control_reference_criteria(panel=panel, answer=answer))
 
 
 @transaction.atomic
@@ -871,6 +892,7 @@ def control_references_set(
         ReferenceEstimate.objects.update_or_create(
             answer=answer,
             criterion_id=row.criterion_id,
+            panel=panel,
             defaults={
                 "score": None if row.is_na else row.score,
                 "is_na": row.is_na,
@@ -889,20 +911,39 @@ def control_references_set(
 
 @transaction.atomic
 def control_item_add(*, panel: Panel, answer: Any, user: Any = None) -> ControlItem:
-    """Make an answer with reference scores a gold item of the panel (it leaves real work)."""
-    from annotation.models import ReferenceEstimate
+    """Make an answer routed to the panel, with the panel's references, a gold item of it.
 
-    if not ReferenceEstimate.objects.filter(answer=answer).exists():
+    The answer stays real work for every other panel (their work, triples and statistics are
+    untouched). In this panel it becomes gold only: the builder gives the panel no new work on
+    it, and the panel's open (unsubmitted) work on it is released now, drafts kept, as a
+    reservation that ended; submitted estimates stay as evidence. Experts who held the answer
+    as work of the panel never receive it as a control item (they would recognise it).
+    """
+    from annotation.assignments import OPEN_STATUSES, assignment_release
+    from annotation.models import Assignment, AssignmentKind, ReferenceEstimate
+
+    if not answer_routed_to_panel(panel=panel, answer=answer):
+        raise ExamError(_("This answer is not scored by the panel."))
+    if not ReferenceEstimate.objects.filter(answer=answer, panel=panel).exists():
         raise ExamError(_("The answer has no reference scores."))
-    ReservedAnswer.objects.get_or_create(
-        answer=answer, defaults={"purpose": ReservedAnswer.Purpose.CONTROL}
-    )
     item, _created = ControlItem.objects.get_or_create(
         panel=panel, answer=answer, defaults={"created_by": _user(user)}
     )
     if not item.is_active:
         ControlItem.objects.filter(pk=item.pk).update(is_active=True)
-    audit(action="control_item_add", actor=user, panel=panel, data={"answer": answer.pk})
+    open_work = list(
+        Assignment.objects.select_for_update().filter(
+            answer=answer, panel=panel, kind=AssignmentKind.WORK, status__in=OPEN_STATUSES
+        )
+    )
+    for assignment in open_work:
+        assignment_release(assignment=assignment, reason="control")
+    audit(
+        action="control_item_add",
+        actor=user,
+        panel=panel,
+        data={"answer": answer.pk, "released": len(open_work)},
+    )
     return item
 
 
@@ -913,7 +954,7 @@ def control_items_distribute(*, panel_id: int) -> int:
     missing ones are drawn at random from the gold items they have not seen. Returns how many
     were delivered.
     """
-    from annotation.models import Assignment, AssignmentStatus, ReferenceEstimate
+    from annotation.models import Answer, Assignment, AssignmentStatus, ReferenceEstimate
 
     conf = control_settings_for(panel_id)
     if not conf.enabled or conf.rate <= 0:
@@ -921,18 +962,26 @@ def control_items_distribute(*, panel_id: int) -> int:
     items = list(ControlItem.objects.filter(panel_id=panel_id, is_active=True))
     if not items:
         return 0
-    refs: dict[int, list[tuple[Criterion, Rubric]]] = defaultdict(list)
-    for ref in ReferenceEstimate.objects.filter(
-        answer_id__in=[i.answer_id for i in items]
-    ).select_related("criterion__rubric"):
-        if ref.criterion.rubric is not None:
-            refs[ref.answer_id].append((ref.criterion, ref.criterion.rubric))
-    order = {g: n for n, g in enumerate(c.value for c in CriterionGroup)}
-    for pairs in refs.values():
-        pairs.sort(key=lambda p: (order[p[0].group], p[0].pk))
+    panel = Panel.objects.get(pk=panel_id)
+    with_refs = set(
+        ReferenceEstimate.objects.filter(
+            answer_id__in=[i.answer_id for i in items], panel_id=panel_id
+        ).values_list("answer_id", flat=True)
+    )
+    # A control copy is scored on every criterion the panel scores on such an answer as work
+    # (not only the referenced ones): a shorter list of criteria would tell it apart. Grading
+    # counts the referenced criteria only.
+    refs: dict[int, list[tuple[Criterion, Rubric]]] = {}
+    sources = Answer.objects.select_related("instruction").filter(pk__in=with_refs)
+    for source in sources:
+        refs[source.pk] = [
+            (c, c.rubric)
+            for c in control_reference_criteria(panel=panel, answer=source)
+            if c.rubric is not None
+        ]
     experts = list(
         Membership.objects.filter(
-            panel_id=panel_id, qualified=True, expert__is_paused=False, expert__user__is_active=True
+            panel_id=panel_id, qualified=True, is_paused=False, expert__user__is_active=True
         ).values_list("expert_id", flat=True)
     )
     work = dict(
@@ -947,8 +996,13 @@ def control_items_distribute(*, panel_id: int) -> int:
         item__panel_id=panel_id, expert_id__in=experts
     ).values_list("expert_id", "item_id"):
         seen[expert_id].add(item_id)
+    # Who held a gold answer as work of the panel would recognise it: never theirs to check.
+    item_of_answer = {i.answer_id: i.pk for i in items}
+    for expert_id, answer_id in Assignment.objects.filter(
+        panel_id=panel_id, kind="work", answer_id__in=list(item_of_answer)
+    ).values_list("expert_id", "answer_id"):
+        seen[expert_id].add(item_of_answer[answer_id])
     rng = secrets.SystemRandom()
-    panel = Panel.objects.get(pk=panel_id)
     delivered = 0
     for expert_id in experts:
         target = int(work.get(expert_id, 0) * conf.rate)
@@ -1012,7 +1066,9 @@ def control_on_assignment_submitted(assignment_id: int) -> None:
             )
         }
         total = matched = 0
-        for ref in ReferenceEstimate.objects.filter(answer_id=delivery.item.answer_id):
+        for ref in ReferenceEstimate.objects.filter(
+            answer_id=delivery.item.answer_id, panel_id=delivery.item.panel_id
+        ):
             est = estimates.get(ref.criterion_id)
             if est is None:
                 continue
@@ -1042,20 +1098,27 @@ def control_on_assignment_submitted(assignment_id: int) -> None:
             and accuracy is not None
             and accuracy < conf.accuracy_threshold
         ):
-            expert = Expert.objects.select_for_update().get(pk=delivery.expert_id)
-            if not expert.is_paused:
-                _pause_automatically(expert, delivery.item.panel_id, accuracy, standing.n_items)
+            membership = (
+                Membership.objects.select_for_update()
+                .select_related("expert")
+                .filter(expert_id=delivery.expert_id, panel_id=delivery.item.panel_id)
+                .first()
+            )
+            if membership is not None and not membership.is_paused:
+                _pause_automatically(membership, accuracy, standing.n_items)
 
 
-def _pause_automatically(expert: Expert, panel_id: int, accuracy: float, n_items: int) -> None:
+def _pause_automatically(membership: Membership, accuracy: float, n_items: int) -> None:
+    """Pause the expert in the panel whose control items they fail (only there)."""
     reason = _("Accuracy on control items %(acc).0f%% over %(n)d items is below the threshold.") % {
         "acc": accuracy * 100,
         "n": n_items,
     }
-    expert.is_paused = True
-    expert.paused_reason = reason[:300]
-    expert.save(update_fields=["is_paused", "paused_reason"])
-    panel = Panel.objects.get(pk=panel_id)
+    membership.is_paused = True
+    membership.paused_reason = reason[:300]
+    membership.save(update_fields=["is_paused", "paused_reason"])
+    expert = membership.expert
+    panel = Panel.objects.get(pk=membership.panel_id)
     audit(
         action="auto_pause",
         panel=panel,
@@ -1088,46 +1151,58 @@ def _pause_automatically(expert: Expert, panel_id: int, accuracy: float, n_items
 # --- supervisor actions ---------------------------------------------------------------------
 
 
+def _membership_locked(expert: Expert, panel: Panel) -> Membership:
+    return Membership.objects.select_for_update().get(expert=expert, panel=panel)
+
+
 @transaction.atomic
-def expert_pause(*, expert: Expert, user: Any, panel: Panel | None, reason: str = "") -> Expert:
-    expert = Expert.objects.select_for_update().get(pk=expert.pk)
-    expert.is_paused = True
-    expert.paused_reason = (reason or _("Paused by a supervisor"))[:300]
-    expert.save(update_fields=["is_paused", "paused_reason"])
+def expert_pause(*, expert: Expert, user: Any, panel: Panel, reason: str = "") -> Membership:
+    """Pause the expert in this panel only: no new work from it, its work cannot be opened."""
+    membership = _membership_locked(expert, panel)
+    membership.is_paused = True
+    membership.paused_reason = (reason or _("Paused by a supervisor"))[:300]
+    membership.save(update_fields=["is_paused", "paused_reason"])
     audit(action="pause", actor=user, panel=panel, expert=expert, note=reason)
-    return expert
+    return membership
 
 
 @transaction.atomic
-def expert_resume(*, expert: Expert, user: Any, panel: Panel | None, note: str = "") -> Expert:
-    """Resume work; control accuracy starts afresh, else the next item would pause again."""
-    expert = Expert.objects.select_for_update().get(pk=expert.pk)
-    expert.is_paused = False
-    expert.paused_reason = ""
-    expert.save(update_fields=["is_paused", "paused_reason"])
-    ControlStanding.objects.filter(expert=expert).update(
+def expert_resume(*, expert: Expert, user: Any, panel: Panel, note: str = "") -> Membership:
+    """Resume work in this panel; its control accuracy starts afresh, else the next item would
+    pause again. Other panels' pauses, records and notices are theirs and stay as they are."""
+    membership = _membership_locked(expert, panel)
+    membership.is_paused = False
+    membership.paused_reason = ""
+    membership.save(update_fields=["is_paused", "paused_reason"])
+    ControlStanding.objects.filter(expert=expert, panel=panel).update(
         since=timezone.now(), n_items=0, n_total=0, n_matched=0
     )
-    SupervisorNotice.objects.filter(expert=expert, read_at__isnull=True).update(
+    SupervisorNotice.objects.filter(expert=expert, panel=panel, read_at__isnull=True).update(
         read_at=timezone.now()
     )
     audit(action="resume", actor=user, panel=panel, expert=expert, note=note)
-    return expert
+    return membership
 
 
-def expert_reassign(*, expert: Expert, panel: Panel, user: Any) -> dict[str, int]:
-    """Release the expert's open work of this panel (only) and hand it to other experts."""
-    from annotation.assignments import OPEN_STATUSES, assignment_release, assignments_build
-    from annotation.models import Assignment
+def expert_reassign(*, expert: Expert, panel: Panel, user: Any) -> Any:
+    """Release the expert's open work of this panel (only) and queue a build job of the panel
+    that hands it to other experts. Control items go too: a queue left with gold only would
+    tell the expert which items are gold."""
+    from annotation.assignments import OPEN_STATUSES, assignment_release
+    from annotation.models import Assignment, AssignmentKind
 
     with transaction.atomic():
         open_assignments = list(
             Assignment.objects.select_for_update().filter(
-                expert=expert, panel=panel, status__in=OPEN_STATUSES, kind="work"
+                expert=expert,
+                panel=panel,
+                status__in=OPEN_STATUSES,
+                kind__in=[AssignmentKind.WORK, AssignmentKind.CONTROL],
             )
         )
         for assignment in open_assignments:
             assignment_release(assignment=assignment, reason="reassigned")
+        answers = sorted({a.answer_id for a in open_assignments if a.kind == AssignmentKind.WORK})
         audit(
             action="reassign",
             actor=user,
@@ -1135,9 +1210,7 @@ def expert_reassign(*, expert: Expert, panel: Panel, user: Any) -> dict[str, int
             expert=expert,
             data={"released": len(open_assignments)},
         )
-    answers = [a.answer_id for a in open_assignments]
-    report = assignments_build(answer_ids=answers) if answers else {}
-    return {"released": len(open_assignments), **report}
+        return _build_job(panel=panel, user=user, answer_ids=answers, action="reassign")
 
 
 @transaction.atomic
@@ -1176,20 +1249,20 @@ def assignments_lock_batch(
     return count
 
 
-def triple_reopen(*, triple: Any, user: Any, note: str) -> dict[str, int]:
+def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
     """Reopen a triple for rescoring: one more estimate slot, given to a fresh expert.
 
     Submitted scores stay (they are evidence); the required overlap grows by one (at most 10)
-    and the builder hands the new slot to a qualified expert who has not scored the answer.
+    and a build job of the triple's panel hands the new slot to a qualified expert who has not
+    scored the answer. Returns the job.
     """
-    from annotation.assignments import assignments_build
     from annotation.models import Triple
 
     note = (note or "").strip()
     if not note:
         raise ExamError(_("Say why the triple is reopened."))
     with transaction.atomic():
-        locked = Triple.objects.select_for_update().get(pk=triple.pk)
+        locked = Triple.objects.select_for_update().select_related("panel").get(pk=triple.pk)
         if locked.required_overlap >= 10:
             raise ExamError(_("This triple already has the maximum number of slots."))
         locked.required_overlap += 1
@@ -1202,24 +1275,25 @@ def triple_reopen(*, triple: Any, user: Any, note: str) -> dict[str, int]:
             note=note,
             data={"triple": locked.pk, "overlap": locked.required_overlap},
         )
-    report = assignments_build(answer_ids=[locked.answer_id])
-    return {"overlap": locked.required_overlap, **report}
+        return _build_job(
+            panel=locked.panel, user=user, answer_ids=[locked.answer_id], action="reopen"
+        )
 
 
-def assignments_build_enqueue(*, panel: Panel, user: Any) -> Any:
-    """Queue the assignment builder (then control items for the panel) as a Job with progress."""
-    from annotation.models import Answer, Job, JobKind
-    from panels.selectors import reserved_answer_ids
+def _build_job(
+    *, panel: Panel, user: Any, answer_ids: list[int] | None, action: str, control: bool = False
+) -> Any:
+    """A build job scoped to the panel (annotation.jobs: progress, retries), queued on commit.
 
-    # Explicit ids keep exam and control copies out of real work even before the builder
-    # filters reserved answers itself; with that filter in place this can become None.
-    real = list(Answer.objects.exclude(pk__in=reserved_answer_ids()).values_list("pk", flat=True))
-    job = Job.objects.create(
-        kind=JobKind.ASSIGNMENTS,
-        params={"panel_id": panel.pk, "answer_ids": real},
-        created_by=_user(user),
-    )
-    audit(action="build", actor=user, panel=panel, data={"job": job.pk})
+    `answer_ids` narrows it further (a reassign, a reopen); None means every answer of the
+    panel, and the builder itself leaves reserved copies and the panel's gold answers out.
+    """
+    from annotation.models import Job, JobKind
+
+    params: dict[str, Any] = {"panel_id": panel.pk, "action": action}
+    if answer_ids is not None:
+        params["answer_ids"] = answer_ids
+    job = Job.objects.create(kind=JobKind.ASSIGNMENTS, params=params, created_by=_user(user))
 
     def _enqueue() -> None:
         from celery import chain
@@ -1227,9 +1301,20 @@ def assignments_build_enqueue(*, panel: Panel, user: Any) -> Any:
         from annotation.tasks import build_assignments
         from panels.tasks import distribute_control_items
 
-        chain(build_assignments.si(job.id), distribute_control_items.si(panel.pk)).delay()
+        if control:
+            chain(build_assignments.si(job.id), distribute_control_items.si(panel.pk)).delay()
+        else:
+            build_assignments.delay(job.id)
 
     transaction.on_commit(_enqueue)
+    return job
+
+
+@transaction.atomic
+def assignments_build_enqueue(*, panel: Panel, user: Any) -> Any:
+    """Queue the panel's assignment builder (then its control items) as a Job with progress."""
+    job = _build_job(panel=panel, user=user, answer_ids=None, action="build", control=True)
+    audit(action="build", actor=user, panel=panel, data={"job": job.pk})
     return job
 
 

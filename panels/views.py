@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, time
 from typing import Any
 
+import rules
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -22,7 +23,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from panels import plots, selectors, services
 from panels.forms import ControlSettingsForm, LockBatchForm, NoteForm, ReopenForm
-from panels.models import ControlItem, Expert, Membership, Panel, ReservedAnswer
+from panels.models import ControlItem, Expert, Membership, Panel
+from panels.rules import PanelAnswer
 from taxonomy.models import CriterionGroup
 
 
@@ -44,6 +46,28 @@ def _panel_expert(request: HttpRequest, pk: int, expert_id: int) -> tuple[Panel,
     if membership is None:
         raise Http404
     return panel, membership.expert
+
+
+def _panel_answer(request: HttpRequest, panel: Panel, raw: Any) -> Any:
+    """A real answer routed to the panel, by id or external id; None otherwise (an answer the
+    panel does not score does not exist for its console)."""
+    from annotation.models import Answer
+
+    raw = str(raw or "").strip()
+    if not raw:
+        return None
+    answer = (
+        Answer.objects.select_related("instruction").filter(pk=int(raw)).first()
+        if raw.isdigit()
+        else Answer.objects.select_related("instruction").filter(external_id=raw).first()
+    )
+    # rules.has_perm, not user.has_perm: Django grants superusers every permission, and this
+    # rule is also about the data (an answer the panel does not score is nobody's gold there).
+    if answer is None or not rules.has_perm(
+        "panels.manage_panel_answer", request.user, PanelAnswer(panel, answer)
+    ):
+        return None
+    return answer
 
 
 def _template(request: HttpRequest, name: str, partial: str) -> str:
@@ -107,7 +131,10 @@ def experts_table(request: HttpRequest, pk: int) -> HttpResponse:
         request.GET.get("page")
     )
     stats = selectors.panel_stats(panel)
-    rows = selectors.expert_rows(panel, list(page.object_list), stats.agreement)
+    blind = selectors.viewer_is_blind(panel, request.user)
+    # A blind viewer (open work of his own here) sees no agreement figures: {} means none.
+    agreement = {} if blind else stats.agreement
+    rows = selectors.expert_rows(panel, list(page.object_list), agreement)
     groups = [g for g, _label in CriterionGroup.choices]
     return render(
         request,
@@ -119,6 +146,7 @@ def experts_table(request: HttpRequest, pk: int) -> HttpResponse:
             "status": status,
             "groups": groups,
             "stats": stats,
+            "blind": blind,
         },
     )
 
@@ -128,12 +156,13 @@ def experts_table(request: HttpRequest, pk: int) -> HttpResponse:
 def plots_page(request: HttpRequest, pk: int) -> HttpResponse:
     panel = _panel(request, pk)
     stats = selectors.panel_stats(panel)
+    blind = selectors.viewer_is_blind(panel, request.user)
     distribution = [
         {
             "criterion": d,
             "svg": plots.score_distribution_chart(d["counts"], title=d["key"]),
         }
-        for d in stats.distribution
+        for d in ([] if blind else stats.distribution)
     ]
     return render(
         request,
@@ -142,9 +171,10 @@ def plots_page(request: HttpRequest, pk: int) -> HttpResponse:
             "panel": panel,
             "stats": stats,
             "distribution": distribution,
-            "confidence": plots.histogram_chart(
-                stats.confidence or [0] * 10, title=_("Verdict confidence")
-            ),
+            "blind": blind,
+            "confidence": ""
+            if blind
+            else plots.histogram_chart(stats.confidence or [0] * 10, title=_("Verdict confidence")),
             "progress": plots.line_chart(
                 stats.progress, title=_("Estimates submitted, cumulative")
             ),
@@ -158,7 +188,9 @@ def estimates_page(request: HttpRequest, pk: int) -> HttpResponse:
     panel = _panel(request, pk)
     keys = ("status", "group", "expert", "criterion", "score")
     filters = {k: request.GET.get(k, "").strip() for k in keys}
-    page = Paginator(selectors.estimates_list(panel, filters), 50).get_page(request.GET.get("page"))
+    page = Paginator(selectors.estimates_list(panel, filters, viewer=request.user), 50).get_page(
+        request.GET.get("page")
+    )
     query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
     return render(
         request,
@@ -203,17 +235,13 @@ def expert_resume(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse
 @require_POST
 def expert_reassign(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
     panel, expert = _panel_expert(request, pk, expert_id)
-    report = services.expert_reassign(expert=expert, panel=panel, user=request.user)
+    job = services.expert_reassign(expert=expert, panel=panel, user=request.user)
     messages.success(
         request,
-        _("Released %(n)d open answers of %(expert)s; %(m)d new assignments made.")
-        % {
-            "n": report["released"],
-            "expert": expert.pseudonym,
-            "m": report.get("assignments_created", 0),
-        },
+        _("The open answers of %(expert)s are released; a build job hands them to other experts.")
+        % {"expert": expert.pseudonym},
     )
-    return _back(panel)
+    return redirect("console_job", job_id=job.pk)
 
 
 def _day_start(day: Any) -> datetime | None:
@@ -255,19 +283,16 @@ def triple_reopen(request: HttpRequest, pk: int) -> HttpResponse:
         Triple, pk=form.cleaned_data["triple"], panel=panel, answer__reserved__isnull=True
     )
     try:
-        report = services.triple_reopen(
+        job = services.triple_reopen(
             triple=triple, user=request.user, note=form.cleaned_data["note"]
         )
     except services.ExamError as exc:
         messages.error(request, str(exc))
         return _back(panel)
-    if report.get("estimates_created"):
-        messages.success(request, _("The triple is reopened and given to another expert."))
-    else:
-        messages.warning(
-            request, _("The triple is reopened; no free expert yet, the next build will assign it.")
-        )
-    return _back(panel)
+    messages.success(
+        request, _("The triple is reopened; a build job gives the new slot to another expert.")
+    )
+    return redirect("console_job", job_id=job.pk)
 
 
 @login_required
@@ -314,29 +339,17 @@ def notices_read(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def control_page(request: HttpRequest, pk: int) -> HttpResponse:
-    from annotation.models import Answer
-
     panel = _panel(request, pk)
     conf = services.control_settings_for(panel)
     form = ControlSettingsForm(instance=conf)
     if request.method == "GET" and "references" in request.GET:
-        raw = request.GET["references"].strip()
-        found = (
-            Answer.objects.filter(pk=int(raw)).first()
-            if raw.isdigit()
-            else Answer.objects.filter(external_id=raw).first()
-        )
+        found = _panel_answer(request, panel, request.GET["references"])
         if found is not None:
             return redirect("console_control_references", pk=panel.pk, answer_id=found.pk)
         messages.error(request, _("No such answer."))
     if request.method == "POST":
         if request.POST.get("action") == "add":
-            raw = request.POST.get("answer", "").strip()
-            answer = (
-                Answer.objects.filter(pk=int(raw)).first()
-                if raw.isdigit()
-                else Answer.objects.filter(external_id=raw).first()
-            )
+            answer = _panel_answer(request, panel, request.POST.get("answer"))
             if answer is None:
                 messages.error(request, _("No such answer."))
             else:
@@ -364,19 +377,15 @@ def control_page(request: HttpRequest, pk: int) -> HttpResponse:
 def control_references(request: HttpRequest, pk: int, answer_id: int) -> HttpResponse:
     """Reference scores of an answer for the panel's criteria: what a control item is checked by."""
     from annotation.forms import parse_score
-    from annotation.models import Answer, ReferenceEstimate
+    from annotation.models import ReferenceEstimate
 
     panel = _panel(request, pk)
-    # Exam material is frozen copies with references of its own (the exam pages write those).
-    answer = get_object_or_404(
-        Answer.objects.select_related("instruction").exclude(
-            reserved__purpose=ReservedAnswer.Purpose.EXAM
-        ),
-        pk=answer_id,
-    )
-    criteria = services.control_reference_criteria(panel=panel, answer=answer)
-    if not criteria:
+    # Only answers the panel scores as work; exam and control material is frozen copies (the
+    # exam pages write exam references), and another panel's answer does not exist here.
+    answer = _panel_answer(request, panel, answer_id)
+    if answer is None:
         raise Http404
+    criteria = services.control_reference_criteria(panel=panel, answer=answer)
     if request.method == "POST":
         rows = []
         for criterion in criteria:
@@ -408,7 +417,9 @@ def control_references(request: HttpRequest, pk: int, answer_id: int) -> HttpRes
         return redirect("console_control_references", pk=panel.pk, answer_id=answer.pk)
     existing = {
         r.criterion_id: r
-        for r in ReferenceEstimate.objects.filter(answer=answer, criterion__in=criteria)
+        for r in ReferenceEstimate.objects.filter(
+            answer=answer, panel=panel, criterion__in=criteria
+        )
     }
     rows_out = [
         {

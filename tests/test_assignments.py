@@ -126,8 +126,7 @@ def test_only_qualified_active_experts_receive_work(make_answer: Callable[..., A
     qualified = make_expert("q", science)
     unqualified = make_expert("u", science, qualified=False)
     paused = make_expert("p", science)
-    paused.is_paused = True
-    paused.save()
+    paused.memberships.update(is_paused=True)
     answer = make_answer()
     assignments_build(answer_ids=[answer.pk])
     holders = set(Assignment.objects.values_list("expert_id", flat=True))

@@ -27,6 +27,7 @@ from panels.models import (
     ControlDelivery,
     ControlStanding,
     Expert,
+    Membership,
     SupervisorAction,
     SupervisorNotice,
 )
@@ -65,7 +66,11 @@ def _gold(answer: Answer, personas: Personas) -> None:
     ReferenceEstimate.objects.bulk_create(
         [
             ReferenceEstimate(
-                answer=answer, criterion_id=t.criterion_id, score=t.rubric.max_value, comment="ok"
+                answer=answer,
+                criterion_id=t.criterion_id,
+                panel=personas.panel_a,
+                score=t.rubric.max_value,
+                comment="ok",
             )
             for t in triples
         ]
@@ -104,12 +109,12 @@ def test_control_items_are_mixed_in_and_a_failing_expert_is_paused_and_resumed(
     # Every score one below the reference: accuracy 0 on both control items.
     with django_capture_on_commit_callbacks(execute=True):
         _submit(controls[0], lambda e: e.triple.rubric.max_value - 1)
-    expert.refresh_from_db()
-    assert not expert.is_paused  # one item is below the minimum count
+    membership = Membership.objects.get(expert=expert, panel=panel)
+    assert not membership.is_paused  # one item is below the minimum count
     with django_capture_on_commit_callbacks(execute=True):
         _submit(controls[1], lambda e: e.triple.rubric.max_value - 1)
-    expert.refresh_from_db()
-    assert expert.is_paused and "control" in expert.paused_reason
+    membership.refresh_from_db()
+    assert membership.is_paused and "control" in membership.paused_reason
     standing = ControlStanding.objects.get(expert=expert, panel=panel)
     assert standing.n_items == 2 and standing.accuracy == 0
     assert SupervisorNotice.objects.filter(panel=panel, expert=expert).count() == 1
@@ -128,8 +133,8 @@ def test_control_items_are_mixed_in_and_a_failing_expert_is_paused_and_resumed(
     assert "0%" in table and expert.pseudonym in table
     response = client.post(reverse("console_expert_resume", args=[panel.pk, expert.pk]))
     assert response.status_code == HTTPStatus.FOUND
-    expert.refresh_from_db()
-    assert not expert.is_paused
+    membership.refresh_from_db()
+    assert not membership.is_paused
     assert ControlStanding.objects.get(expert=expert, panel=panel).n_items == 0
 
 
@@ -190,7 +195,14 @@ def test_lock_reassign_reopen_and_build_from_the_console(
         expert=expert, panel=panel, status__in=["assigned", "in_progress"]
     ).count()
     assert open_before >= 1
-    client.post(reverse("console_expert_reassign", args=[panel.pk, expert.pk]))
+    # Reassign and reopen run their build as a job of the panel, not inside the request.
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("console_expert_reassign", args=[panel.pk, expert.pk]))
+    reassign_job = Job.objects.get(kind="assignments", params__action="reassign")
+    assert response["Location"] == reverse("console_job", args=[reassign_job.pk])
+    assert reassign_job.params["panel_id"] == panel.pk
+    reassign_job.refresh_from_db()
+    assert reassign_job.status == "done", reassign_job.message
     assert not Assignment.objects.filter(
         expert=expert, panel=panel, status__in=["assigned", "in_progress"]
     ).exists()
@@ -199,17 +211,21 @@ def test_lock_reassign_reopen_and_build_from_the_console(
     triple = Triple.objects.filter(answer=first, panel=panel).exclude(group="critical").first()
     assert triple is not None
     before = triple.required_overlap
-    client.post(
-        reverse("console_reopen", args=[panel.pk]),
-        {"triple": triple.pk, "note": "Оценки противоречат друг другу"},
-    )
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            reverse("console_reopen", args=[panel.pk]),
+            {"triple": triple.pk, "note": "Оценки противоречат друг другу"},
+        )
+    reopen_job = Job.objects.get(kind="assignments", params__action="reopen")
+    assert response["Location"] == reverse("console_job", args=[reopen_job.pk])
+    assert reopen_job.params == {"panel_id": panel.pk, "action": "reopen", "answer_ids": [first.pk]}
     triple.refresh_from_db()
     assert triple.required_overlap == before + 1
     assert triple.reopened_note == "Оценки противоречат друг другу"
 
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("console_build", args=[panel.pk]))
-    job = Job.objects.get(kind="assignments")
+    job = Job.objects.get(kind="assignments", params__action="build")
     assert response["Location"] == reverse("console_job", args=[job.pk])
     job.refresh_from_db()
     assert job.status == "done", job.message
@@ -274,8 +290,7 @@ def test_a_supervisor_of_panel_a_cannot_see_or_act_on_panel_b(personas: Personas
     # Nor through their own panel's URL with B's expert.
     url = reverse("console_expert_pause", args=[personas.panel_a.pk, expert_b.pk])
     assert client.post(url).status_code == 404
-    expert_b.refresh_from_db()
-    assert not expert_b.is_paused
+    assert not Membership.objects.filter(expert=expert_b, is_paused=True).exists()
     assert client.post(reverse("console_build", args=[b.pk])).status_code == 404
     assert not Job.objects.exists()
     listing = client.get(reverse("console")).content.decode()
@@ -289,7 +304,7 @@ def test_an_admin_sees_every_panel(personas: Personas) -> None:
 
 def test_resume_is_audited(personas: Personas) -> None:
     expert = personas.expert_a
-    Expert.objects.filter(pk=expert.pk).update(is_paused=True)
+    Membership.objects.filter(expert=expert).update(is_paused=True)
     expert_resume(expert=expert, user=personas.supervisor_a, panel=personas.panel_a, note="ок")
     log = SupervisorAction.objects.get(action="resume")
     assert log.actor == personas.supervisor_a and log.expert == expert

@@ -72,7 +72,7 @@ def experts(prefix: str, n_experts: int, per_expert: int) -> dict[str, Any]:
     panel = Panel.objects.get(key="science")
     with transaction.atomic():
         # Earlier scenarios' experts must not receive this scenario's answers.
-        Expert.objects.exclude(user__username__startswith=prefix).update(is_paused=True)
+        Membership.objects.exclude(expert__user__username__startswith=prefix).update(is_paused=True)
         names = []
         for i in range(n_experts):
             user = get_user_model().objects.create_user(f"{prefix}{i}", password=PASSWORD)

@@ -1,5 +1,10 @@
 """A world with objects of panel A and panel B, for the access matrix and the blind rules.
 
+Besides the six plain personas (anonymous, an expert of each panel, a supervisor of each panel,
+an admin) the world has the combinations where access rules break first: an expert of both
+panels, an expert of A who supervises B, a supervisor of A who is also an expert of A, and a
+second supervisor of A; and an answer routed to both panels (work of both).
+
 Everything secret that an expert must never see is written with a marker from SECRETS, so every
 page an expert receives can be searched for all of them at once.
 """
@@ -29,7 +34,7 @@ from panels.services import (
 )
 from taxonomy.models import Task
 from taxonomy.services import criteria_for
-from tests.conftest import Personas, make_expert
+from tests.conftest import Personas, make_expert, make_user
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -70,6 +75,8 @@ class World:
     a: Side
     b: Side
     users: dict[str, User | None] = field(default_factory=dict)
+    # An answer both panels score (Science its domain criteria, Literature its task criteria).
+    shared: Answer | None = None
     # Objects that belong to no panel (admin-only jobs).
     import_job: Job | None = None
     export_job: Job | None = None
@@ -79,15 +86,16 @@ class World:
         return self.a if owner == "A" else self.b
 
 
-def _answer(task: Task, n: int, model: str) -> Answer:
+def _answer(task: Task, n: int, model: str, style_key: str | None = None) -> Answer:
     from annotation.models import LanguageModel
+    from taxonomy.models import FunctionalStyle
 
     instruction = Instruction.objects.create(
         external_id=f"sec-{n}",
         text=f"Инструкция для проверки доступа №{n}.",
         reference_answer="",
         task=task,
-        style=task.style,
+        style=FunctionalStyle.objects.get(key=style_key) if style_key else task.style,
         complexity="medium",
     )
     lm, _ = LanguageModel.objects.get_or_create(name=model, version="1")
@@ -166,6 +174,25 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
             attempt = exam_attempt_start(exam=exam, expert=candidate)
         sides[key] = Side(panel, expert, sup, answer, assignment, job, exam, item, attempt)
     world = World(personas=personas, a=sides["A"], b=sides["B"])
+    # The combined personas join after A's and B's work was handed out (the plain experts keep
+    # theirs); they get work on an answer routed to both panels.
+    panel_a, panel_b = personas.panel_a, personas.panel_b
+    expert_ab = make_expert("expert_ab", panel_a, panel_b)
+    sup_a_expert_a = make_expert("sup_a_expert_a", panel_a)
+    panel_a.supervisors.add(sup_a_expert_a.user)
+    sup_b_expert_a = make_expert("sup_b_expert_a", panel_a)
+    panel_b.supervisors.add(sup_b_expert_a.user)
+    sup_a2 = make_user("sup_a2")
+    panel_a.supervisors.add(sup_a2)
+    poetry = Task.objects.get(is_leaf=True, path__endswith="Literary text / Poetry")
+    world.shared = _answer(poetry, 3, MODEL_NAME, style_key="scientific-text")
+    assignments_build(answer_ids=[world.shared.pk])
+    assert {t.panel_id for t in world.shared.triples.all()} >= {panel_a.pk, panel_b.pk}
+    # Work of both panels on it (the builder prefers fresh eyes: one panel per expert if it can).
+    on_shared = set(
+        Assignment.objects.filter(answer=world.shared).values_list("panel_id", flat=True)
+    )
+    assert on_shared >= {panel_a.pk, panel_b.pk}
     if apps.is_installed("judging"):
         from judging.services import config_save, run_create
 
@@ -183,6 +210,10 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         "admin": personas.admin,
         # Candidates of an exam are experts too: their pages are searched for secrets as well.
         "cand_a": sides["A"].attempt.expert.user,
+        "expert_ab": expert_ab.user,
+        "sup_a_expert_a": sup_a_expert_a.user,
+        "sup_b_expert_a": sup_b_expert_a.user,
+        "sup_a2": sup_a2,
     }
     world.import_job = Job.objects.create(kind=JobKind.IMPORT, status=JobStatus.DONE)
     world.export_job = Job.objects.create(
