@@ -438,6 +438,7 @@ def expert_rows(
 
 def estimates_list(panel: Panel, filters: dict[str, str]) -> QuerySet[Any]:
     """Submitted work of the panel, filtered in the database; no text column is loaded."""
+    from annotation.forms import parse_score
     from annotation.models import Estimate
 
     qs = Estimate.objects.filter(triple__panel=panel, assignment__kind="work")
@@ -452,8 +453,10 @@ def estimates_list(panel: Panel, filters: dict[str, str]) -> QuerySet[Any]:
     if filters.get("score") not in (None, ""):
         if filters["score"] == "na":
             qs = qs.filter(is_na=True)
-        elif filters["score"].lstrip("-").isdigit():
-            qs = qs.filter(score=int(filters["score"]), is_na=False)
+        else:
+            # An unknown score ("²", 32768...) filters everything out, as a score nobody gave.
+            score, _na, malformed = parse_score(filters["score"])
+            qs = qs.filter(score=score, is_na=False) if not malformed else qs.none()
     return (
         qs.select_related("expert", "triple__criterion")
         .only(

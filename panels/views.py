@@ -312,31 +312,33 @@ def notices_read(request: HttpRequest, pk: int) -> HttpResponse:
     return _back(panel)
 
 
+def _answer_by_key(raw: str) -> Any:
+    """The answer an id or external id names, or None ("²" and 20 digits name none)."""
+    from annotation.forms import parse_id
+    from annotation.models import Answer
+
+    pk = parse_id(raw)
+    if pk is not None:
+        return Answer.objects.filter(pk=pk).first()
+    return Answer.objects.filter(external_id=raw).first()
+
+
 @login_required
 def control_page(request: HttpRequest, pk: int) -> HttpResponse:
-    from annotation.models import Answer
 
     panel = _panel(request, pk)
     conf = services.control_settings_for(panel)
     form = ControlSettingsForm(instance=conf)
     if request.method == "GET" and "references" in request.GET:
         raw = request.GET["references"].strip()
-        found = (
-            Answer.objects.filter(pk=int(raw)).first()
-            if raw.isdigit()
-            else Answer.objects.filter(external_id=raw).first()
-        )
+        found = _answer_by_key(raw)
         if found is not None:
             return redirect("console_control_references", pk=panel.pk, answer_id=found.pk)
         messages.error(request, _("No such answer."))
     if request.method == "POST":
         if request.POST.get("action") == "add":
             raw = request.POST.get("answer", "").strip()
-            answer = (
-                Answer.objects.filter(pk=int(raw)).first()
-                if raw.isdigit()
-                else Answer.objects.filter(external_id=raw).first()
-            )
+            answer = _answer_by_key(raw)
             if answer is None:
                 messages.error(request, _("No such answer."))
             else:
