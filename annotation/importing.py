@@ -635,8 +635,8 @@ def _parquet_types_ok(schema: Any, read: list[str], errors: _Errors) -> bool:
         "string": _("text (string)"),
         "integer": _("integer"),
         "boolean": _("boolean"),
-        "struct": _("struct"),
-        "map": _("map"),
+        "struct": "struct",
+        "map": "map",
     }
     ok = True
     for column in read:
@@ -649,10 +649,10 @@ def _parquet_types_ok(schema: Any, read: list[str], errors: _Errors) -> bool:
             None,
             column,
             "bad_type",
-            _("The column has type %(type)s; expected %(expected)s.")
+            _("The column has type %(type)s; expected: %(expected)s.")
             % {
                 "type": schema.field(column).type,
-                "expected": _(" or ").join(str(kinds[k]) for k in allowed),
+                "expected": ", ".join(str(kinds[k]) for k in allowed),
             },
         )
     return ok
@@ -818,8 +818,9 @@ class _Validator:
                 number,
                 self._name(name),
                 "bad_type",
-                _("Expected text, got a JSON %(kind)s.")
-                % {"kind": _("list") if isinstance(raw, list) else _("object")},
+                _("Expected text, got a JSON list.")
+                if isinstance(raw, list)
+                else _("Expected text, got a JSON object."),
             )
             return True
         return False

@@ -719,9 +719,9 @@ def test_parquet_columns_of_the_wrong_type_are_refused_by_name(tmp_path: Path) -
         (None, "model_name", "bad_type"),
     ]
     by_column = {e.column: e.message for e in report.errors}
-    assert "expected text (string)" in by_column["instruction"]
+    assert "expected: text (string)." in by_column["instruction"]
     assert "int64" in by_column["instruction"]
-    assert "expected text (string) or integer" in by_column["answer_id"]
+    assert "expected: text (string), integer." in by_column["answer_id"]
     assert counts() == (0, 0, 0)
 
 
