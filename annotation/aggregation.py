@@ -35,7 +35,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from django.conf import settings
 from django.db import connection, transaction
 
 from annotation.jobs import job_progress
@@ -47,8 +46,8 @@ from annotation.models import (
     Triple,
     TripleAggregate,
 )
-from annotation.rationale import default_script
-from taxonomy.models import Criterion, CriterionGroup, Rubric, Task
+from annotation.rationale import SCRIPT_RANGES, RationaleRule
+from taxonomy.models import Criterion, CriterionGroup, Rubric, Task, best_of
 from taxonomy.services import task_tops
 
 # Why a triple is out of the dataset (TripleAggregate.excluded_reason).
@@ -94,20 +93,39 @@ class AggregationSettings:
 _LETTER = r"[\p{L}\p{Nl}\p{No}]"
 _WORD_RE2 = _LETTER + r"+(?:[-'’]" + _LETTER + r"+)*|\p{Nd}+"
 _TWO_WORDS_RE2 = r"[\p{L}\p{N}]\s+[\p{L}\p{N}]"
-_SCRIPT_RE2 = {"cyrillic": r"[\x{0400}-\x{04FF}]", "latin": r"[A-Za-z]"}
+# rationale.normalise: format characters (Cf) are removed; str.isalpha() is Unicode L.
+_INVISIBLE_RE2 = r"\p{Cf}"
+_ALPHA_RE2 = r"\p{L}"
+_SCRIPT_RE2 = {
+    name: "[" + "".join(f"\\x{{{a:04X}}}-\\x{{{b:04X}}}" for a, b in ranges) + "]"
+    for name, ranges in SCRIPT_RANGES.items()
+}
+
+
+def _count(text: pa.Array, pattern: str) -> np.ndarray:
+    counted = pc.count_substring_regex(text, pattern)
+    return np.asarray(pc.fill_null(counted, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def rationale_ok_vectorised(
     rationale: pa.Array | pa.ChunkedArray,
     score: np.ndarray,
     is_na: np.ndarray,
-    top_score: np.ndarray,
+    best_score: np.ndarray,
     *,
     script: str | None,
     min_words: int,
+    script_share: float = 0.5,
 ) -> np.ndarray:
-    """Boolean mask: which rationales pass the rules (same rule as `rationale_errors`)."""
+    """Boolean mask: which rationales pass the rules (same rule as `rationale_errors`).
+
+    `best_score` is each estimate's Rubric.best_value (0 on the critical gates). The length
+    limit is not checked here: it is enforced on input, so no stored rationale exceeds it.
+    """
     text = pc.fill_null(rationale, "")
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    text = pc.replace_substring_regex(text, _INVISIBLE_RE2, "")
     # Counting every word of half a million rationales is the slow part, and only "0, 1 or at
     # least 2" matters: a letter or digit, whitespace, another letter or digit proves two words
     # (whitespace is never inside a word). Only the texts without that get the exact count.
@@ -118,15 +136,15 @@ def rationale_ok_vectorised(
         words[sure_np] = 2
         rest = np.flatnonzero(~sure_np)
         if len(rest):
-            counted = pc.count_substring_regex(pc.take(text, pa.array(rest)), _WORD_RE2)
-            words[rest] = np.asarray(counted.to_numpy(zero_copy_only=False))
+            words[rest] = _count(pc.take(text, pa.array(rest)), _WORD_RE2)
     else:
-        words = np.asarray(pc.count_substring_regex(text, _WORD_RE2).to_numpy(zero_copy_only=False))
-    one_word_ok = (~is_na) & (score == top_score)
+        words = _count(text, _WORD_RE2)
+    one_word_ok = (~is_na) & (score == best_score)
     ok = (words >= min_words) | (one_word_ok & (words >= 1))
     if script and script in _SCRIPT_RE2:
-        has_script = pc.match_substring_regex(text, _SCRIPT_RE2[script])
-        ok &= np.asarray(has_script.to_numpy(zero_copy_only=False), dtype=bool)
+        letters = _count(text, _ALPHA_RE2)
+        ours = _count(text, _SCRIPT_RE2[script])
+        ok &= (letters > 0) & (ours >= script_share * letters)
     return np.asarray(ok, dtype=bool)
 
 
@@ -588,16 +606,25 @@ NARROW_SCHEMA = pa.schema(
 # Letters and digits that are words for rationale.WORD_RE whatever the locale: ASCII and the
 # Russian alphabet (PostgreSQL bracket ranges are code-point ranges).
 _SQL_WORD_CHAR = "[0-9A-Za-zА-яЁё]"
+# Letters of the script in every reading: a subset of rationale.SCRIPT_RANGES.
 _SQL_SCRIPT = {"cyrillic": "[А-яЁё]", "latin": "[A-Za-z]"}
+# Characters that are never letters (str.isalpha() is false): removing them from the text
+# leaves at least every letter, so its length bounds the number of letters from above.
+_SQL_NOT_LETTER = "[[:space:][:punct:][:digit:]«»—–…№„“”‘’]"
 
 
-def rationale_sure_sql(column: str, *, script: str | None, min_words: int) -> str | None:
+def rationale_sure_sql(
+    column: str, *, script: str | None, min_words: int, script_share: float = 0.5
+) -> str | None:
     """A PostgreSQL condition that proves a rationale passes rule 1, or None.
 
     Sound, not complete: "word character, spaces, word character" proves two words, with
     characters that are words in every reading (the Python rule counts more letters as words,
-    never fewer); the script test uses a subset of the script's block. Rows it proves need no
-    text on the wire (98 % of them: ~130 MB at POLLUX scale); the rest get the exact Python rule.
+    never fewer; removing invisible characters joins no words across a space). The script
+    share is proven with a lower bound of the script's letters (a subset of its alphabet)
+    against an upper bound of all letters (the text without characters that are never
+    letters). Rows it proves need no text on the wire (~98 % at POLLUX scale, ~130 MB); the
+    rest get the exact rule (Arrow).
     """
     if min_words > 2:
         return None
@@ -605,7 +632,12 @@ def rationale_sure_sql(column: str, *, script: str | None, min_words: int) -> st
     if script and script in _SCRIPT_RE2:
         if script not in _SQL_SCRIPT:
             return None
-        cond += f" AND {column} ~ '{_SQL_SCRIPT[script]}'"
+        share = float(script_share)
+        if not 0.0 <= share <= 1.0:
+            return None
+        ours = f"length(regexp_replace({column}, '[^{_SQL_SCRIPT[script][1:-1]}]', '', 'g'))"
+        letters = f"length(regexp_replace({column}, '{_SQL_NOT_LETTER}', '', 'g'))"
+        cond += f" AND {column} ~ '{_SQL_SCRIPT[script]}' AND {ours} >= {share!r} * {letters}"
     return cond
 
 
@@ -636,16 +668,25 @@ class Lookups:
     rubric_top: dict[int, int]
     rubric_size: dict[int, int]
     task_top: dict[int, int]
+    # The score a one-word rationale may justify (Rubric.best_value).
+    rubric_best: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def load(cls) -> Lookups:
         rubric_top: dict[int, int] = {}
         rubric_size: dict[int, int] = {}
-        for pk, levels in Rubric.objects.values_list("pk", "levels"):
+        rubric_best: dict[int, int] = {}
+        for pk, levels, best_end in Rubric.objects.values_list("pk", "levels", "best_end"):
             values = [int(level["value"]) for level in levels] or [0]
             rubric_top[pk] = max(values)
             rubric_size[pk] = len(values)
-        return cls(rubric_top=rubric_top, rubric_size=rubric_size, task_top=task_tops())
+            rubric_best[pk] = best_of(values, best_end)
+        return cls(
+            rubric_top=rubric_top,
+            rubric_size=rubric_size,
+            task_top=task_tops(),
+            rubric_best=rubric_best,
+        )
 
 
 def _map(values: np.ndarray, table: dict[int, int], default: int = 0) -> np.ndarray:
@@ -692,8 +733,7 @@ class EstimateFrameBuilder:
 
     def __init__(self, lookups: Lookups | None = None) -> None:
         self.lookups = lookups or Lookups.load()
-        self.script = default_script()
-        self.min_words = int(settings.POLLUX.get("RATIONALE_MIN_WORDS", 2))
+        self.rule = RationaleRule.current()
         self.frames: list[pd.DataFrame] = []
         self.rows = 0
 
@@ -701,7 +741,12 @@ class EstimateFrameBuilder:
         """The SQL condition proving a rationale valid (None: not on this database)."""
         if not is_postgres():
             return None
-        return rationale_sure_sql(column, script=self.script, min_words=self.min_words)
+        return rationale_sure_sql(
+            column,
+            script=self.rule.script,
+            min_words=self.rule.min_words,
+            script_share=self.rule.script_share,
+        )
 
     def add(self, cols: dict[str, pa.Array]) -> None:
         lookups = self.lookups
@@ -710,6 +755,7 @@ class EstimateFrameBuilder:
         score = _np(cols["score"], fill=np.nan).astype(float)
         is_na = _np(cols["is_na"], fill=False).astype(bool)
         top = _map(rubric, lookups.rubric_top)
+        best = _map(rubric, lookups.rubric_best)
         ok = _np(cols["rationale_sure"], fill=False).astype(bool)
         check = np.flatnonzero(~ok)
         if len(check):
@@ -718,9 +764,10 @@ class EstimateFrameBuilder:
                 pc.take(cols["rationale"], pa.array(check)),
                 score[check],
                 is_na[check],
-                top[check],
-                script=self.script,
-                min_words=self.min_words,
+                best[check],
+                script=self.rule.script,
+                min_words=self.rule.min_words,
+                script_share=self.rule.script_share,
             )
         self.frames.append(
             pd.DataFrame(

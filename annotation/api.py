@@ -15,7 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from annotation import selectors, services
+from annotation.forms import BIGINT_MAX, TIME_SPENT_MAX_MS
 from annotation.models import Assignment
+from annotation.rationale import MAX_LENGTH as RATIONALE_MAX_LENGTH
 
 
 class BoundedLimitOffset(LimitOffsetPagination):
@@ -80,18 +82,25 @@ class AssignmentDetailOutput(serializers.Serializer[Any]):
     criteria = CriterionOutput(many=True)
 
 
+# Explicit ranges: a value the database column cannot hold is a 400 naming the field.
 class ScoreInputSerializer(serializers.Serializer[Any]):
-    triple_id = serializers.IntegerField()
+    triple_id = serializers.IntegerField(min_value=1, max_value=BIGINT_MAX)
     score = serializers.IntegerField(required=False, allow_null=True, min_value=-10, max_value=10)
     is_na = serializers.BooleanField(required=False, default=False)
-    rationale = serializers.CharField(required=False, allow_blank=True, max_length=20000)
-    time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0)
+    rationale = serializers.CharField(
+        required=False, allow_blank=True, max_length=RATIONALE_MAX_LENGTH
+    )
+    time_spent_ms = serializers.IntegerField(
+        required=False, default=0, min_value=0, max_value=TIME_SPENT_MAX_MS
+    )
 
 
 class SubmitInput(serializers.Serializer[Any]):
     items = ScoreInputSerializer(many=True)
     submission_key = serializers.CharField(required=False, allow_blank=True, max_length=64)
-    time_spent_ms = serializers.IntegerField(required=False, default=0, min_value=0)
+    time_spent_ms = serializers.IntegerField(
+        required=False, default=0, min_value=0, max_value=TIME_SPENT_MAX_MS
+    )
 
 
 class SubmitOutput(serializers.Serializer[Any]):
@@ -231,4 +240,7 @@ class AssignmentViewSet(
             )
         except services.ScoringClosed as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except services.DraftRefused as exc:
+            # Refused as a submission would refuse it: the field named, DRF's error shape.
+            return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
         return Response({"detail": "saved"})

@@ -106,6 +106,18 @@ COMPLEXITY_ALIASES = {
     Complexity.MEDIUM: ("medium", "средняя", "средний", "normal"),
     Complexity.HARD: ("hard", "сложная", "сложный", "трудная", "трудный", "difficult"),
 }
+# Parquet columns carry types: each field's accepted Arrow types (anything else is refused
+# with the column named, never turned into "[1, 2]" or "4.5").
+PARQUET_TYPES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(COLUMNS, ("string",)),
+    "instruction_id": ("string", "integer"),
+    "answer_id": ("string", "integer"),
+    "ethics_flag": ("boolean", "integer", "string"),
+    "generation_meta": ("string", "struct", "map"),
+}
+# JSON nested deeper than this (a JSONL line, generation_meta) is refused per row: nothing we
+# import needs it, and very deep nesting breaks parsers and the database's JSON encoder.
+MAX_JSON_DEPTH = 32
 TRUE_WORDS = {"1", "true", "t", "yes", "y", "да", "истина"}
 FALSE_WORDS = {"", "0", "false", "f", "no", "n", "нет", "ложь"}
 
@@ -302,12 +314,35 @@ class _CountingReader(io.RawIOBase):
         return n
 
 
+def _looks_utf16(head: bytes) -> bool:
+    """A UTF-16 file: by its byte order mark, or (without one) by the NUL byte of every
+    other position that UTF-16 gives ASCII and most punctuation; UTF-8 text has none."""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return True
+    sample = head[: len(head) - len(head) % 2]
+    if len(sample) < 4:
+        return False
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    return max(even, odd) >= len(sample) // 8 and min(even, odd) == 0
+
+
 def _check_utf8(path: Path, errors: _Errors) -> bool:
     """Stream the file through a strict UTF-8 decoder; on failure name the line and byte."""
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset = 0
     lines = 0
     with path.open("rb") as f:
+        if _looks_utf16(f.read(4096)):
+            errors.add(
+                1,
+                None,
+                "encoding",
+                _("The file is not valid UTF-8.")
+                + " "
+                + _("It looks like UTF-16 (“Unicode” in Excel): save it as UTF-8."),
+            )
+            return False
+        f.seek(0)
         while chunk := f.read(1 << 20):
             try:
                 decoder.decode(chunk)
@@ -401,6 +436,12 @@ def _open_jsonl(path: Path, errors: _Errors, stack: list[Any]) -> _Source | None
         except json.JSONDecodeError as exc:
             errors.add(number, None, "bad_json", _("Not valid JSON: %s") % exc.msg)
             return None
+        except RecursionError:
+            errors.add(number, None, "bad_json", _too_deep_message())
+            return None
+        if _json_too_deep(obj):
+            errors.add(number, None, "bad_json", _too_deep_message())
+            return None
         if not isinstance(obj, dict):
             errors.add(number, None, "bad_json", _("Each line must be a JSON object."))
             return None
@@ -428,6 +469,25 @@ def _open_jsonl(path: Path, errors: _Errors, stack: list[Any]) -> _Source | None
 
     columns = list(first[1]) if first else []
     return _Source(columns, rows(), lambda: counter.count / size, header_row=None, dynamic=True)
+
+
+def _json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether lists and objects nest deeper than `limit` (checked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in node)
+    return False
+
+
+def _too_deep_message() -> str:
+    return _("The JSON is nested more than %(n)s levels deep.") % {"n": MAX_JSON_DEPTH}
 
 
 def xlsx_unpack_error(source: Path | IO[bytes], max_bytes: int) -> tuple[str, str] | None:
@@ -506,6 +566,8 @@ def _open_parquet(path: Path, errors: _Errors, stack: list[Any]) -> _Source | No
     wanted_aliases = {a for aliases in COLUMNS.values() for a in aliases}
     # POLLUX files carry rubrics and annotations we do not import: read only what we map.
     read = [n for n, c in zip(names, columns, strict=True) if c in wanted_aliases]
+    if not _parquet_types_ok(pfile.schema_arrow, read, errors):
+        return None
     total = max(pfile.metadata.num_rows, 1)
     state = {"i": 0}
 
@@ -541,6 +603,59 @@ def _open_parquet(path: Path, errors: _Errors, stack: list[Any]) -> _Source | No
                 yield number, row
 
     return _Source(columns, rows(), lambda: state["i"] / total, header_row=None)
+
+
+def _arrow_kind(kind: Any) -> str:
+    """ "string", "integer", "boolean", "struct", "map", "null" or the type's own name."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    checks = (
+        ("null", pa.types.is_null),
+        ("string", lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)),
+        ("string", lambda t: getattr(pa.types, "is_string_view", lambda _t: False)(t)),
+        ("integer", pa.types.is_integer),
+        ("boolean", pa.types.is_boolean),
+        ("struct", pa.types.is_struct),
+        ("map", pa.types.is_map),
+    )
+    for name, check in checks:
+        if check(kind):
+            return name
+    return str(kind)
+
+
+def _parquet_types_ok(schema: Any, read: list[str], errors: _Errors) -> bool:
+    """Every column we read has a type its field accepts (text needs strings, ids strings or
+    integers...); each wrong column is named with the type expected. An all-null column is
+    fine (nothing to misread)."""
+    field_of = {alias: name for name, aliases in COLUMNS.items() for alias in aliases}
+    kinds = {
+        "string": _("text (string)"),
+        "integer": _("integer"),
+        "boolean": _("boolean"),
+        "struct": "struct",
+        "map": "map",
+    }
+    ok = True
+    for column in read:
+        kind = _arrow_kind(schema.field(column).type)
+        allowed = PARQUET_TYPES[field_of[column.strip().lower()]]
+        if kind == "null" or kind in allowed:
+            continue
+        ok = False
+        errors.add(
+            None,
+            column,
+            "bad_type",
+            _("The column has type %(type)s; expected: %(expected)s.")
+            % {
+                "type": schema.field(column).type,
+                "expected": ", ".join(str(kinds[k]) for k in allowed),
+            },
+        )
+    return ok
 
 
 def _parquet_repeats(batch: Any, columns: list[int]) -> list[bool]:
@@ -696,8 +811,25 @@ class _Validator:
     def _name(self, name: str) -> str:
         return self.col.get(name, COLUMNS[name][0])
 
+    def _not_text(self, number: int, name: str, raw: Any) -> bool:
+        """A list or object where text is expected (JSON lines): an error, never "[1, 2]"."""
+        if isinstance(raw, (list, dict)):
+            self.errors.add(
+                number,
+                self._name(name),
+                "bad_type",
+                _("Expected text, got a JSON list.")
+                if isinstance(raw, list)
+                else _("Expected text, got a JSON object."),
+            )
+            return True
+        return False
+
     def _short(self, number: int, row: dict[str, Any], name: str) -> str | None:
-        value = _cell(self._get(row, name)).strip()
+        raw = self._get(row, name)
+        if self._not_text(number, name, raw):
+            return None
+        value = _cell(raw).strip()
         limit = MAX_LENGTHS[name]
         if len(value) > limit:
             self.errors.add(
@@ -710,7 +842,10 @@ class _Validator:
         return value
 
     def _text(self, number: int, row: dict[str, Any], name: str, required: bool) -> str | None:
-        value = _cell(self._get(row, name))
+        raw = self._get(row, name)
+        if self._not_text(number, name, raw):
+            return None
+        value = _cell(raw)
         column = self._name(name)
         if required and not value.strip():
             self.errors.add(number, column, "empty_text", _("The text is empty."))
@@ -835,12 +970,23 @@ class _Validator:
         generation_meta: dict[str, Any] = {}
         if isinstance(meta, dict):
             generation_meta = meta
+            if _json_too_deep(meta):
+                self.errors.add(
+                    number, self._name("generation_meta"), "bad_value", _too_deep_message()
+                )
         elif _cell(meta).strip():
+            too_deep = False
             try:
                 parsed = json.loads(_cell(meta))
             except json.JSONDecodeError:
                 parsed = None
-            if isinstance(parsed, dict):
+            except RecursionError:
+                parsed, too_deep = None, True
+            if too_deep or _json_too_deep(parsed):
+                self.errors.add(
+                    number, self._name("generation_meta"), "bad_value", _too_deep_message()
+                )
+            elif isinstance(parsed, dict):
                 generation_meta = parsed
             else:
                 self.errors.add(

@@ -18,7 +18,7 @@ from annotation.models import (
     Triple,
 )
 from panels.models import Expert, Membership
-from taxonomy.models import GROUP_ORDER, CriterionGroup
+from taxonomy.models import GROUP_ORDER, CriterionGroup, best_of
 
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
 
@@ -204,6 +204,7 @@ _PAGE_TRIPLE_COLUMNS = (
     "criterion__desc_en",
     "criterion__allows_na",
     "rubric__levels",
+    "rubric__best_end",
 )
 
 
@@ -246,7 +247,7 @@ def scoring_page_rows(
     rows = []
     for record in records:
         (triple_id, status, score, is_na, rationale, time_spent_ms, group, _position) = record[:8]
-        name_ru, name_en, desc_ru, desc_en, allows_na, levels = record[8:]
+        name_ru, name_en, desc_ru, desc_en, allows_na, levels, best_end = record[8:]
         value = posted.get(triple_id) or backup.get(str(triple_id))
         if isinstance(value, dict):
             score, is_na, rationale = value.get("score"), value.get("is_na"), value.get("rationale")
@@ -263,6 +264,8 @@ def scoring_page_rows(
                 "name": _pick(lang, name_ru, name_en),
                 "desc": _pick(lang, desc_ru, desc_en),
                 "top": str(max(values)),
+                # The score a one-word rationale may justify (0 on the critical gates).
+                "best": str(best_of(values, best_end)),
                 "levels": [
                     {
                         "value": str(v),

@@ -20,12 +20,23 @@ from annotation.models import (
     EstimateRevision,
     EstimateStatus,
 )
-from annotation.rationale import default_script, rationale_errors
+from annotation.rationale import MAX_LENGTH, RationaleRule, rationale_errors
 from taxonomy.models import CriterionGroup
 
 
 class ScoringClosed(Exception):
     """The assignment can no longer be changed (released, locked); the message says why."""
+
+
+class DraftRefused(ValueError):
+    """A draft that could never be submitted (a score off the scale, a too long rationale).
+
+    `field` names the offending input ("score" or "rationale"); the message says why.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass
@@ -134,12 +145,17 @@ def estimate_save_draft(*, assignment: Assignment, item: ScoreInput) -> Estimate
         .get(pk=assignment.pk)
     )
     _ensure_open(assignment)
-    estimate = assignment.estimates.select_for_update().get(triple_id=item.triple_id)
+    estimate = (
+        assignment.estimates.select_for_update(of=("self",))
+        .select_related("triple__rubric", "triple__criterion")
+        .get(triple_id=item.triple_id)
+    )
+    _check_draft(estimate, item)
     if estimate.status in (EstimateStatus.PENDING, EstimateStatus.DRAFT):
         estimate.status = EstimateStatus.DRAFT
     estimate.score = item.score
     estimate.is_na = item.is_na
-    estimate.rationale = item.rationale[:20000]
+    estimate.rationale = item.rationale
     estimate.time_spent_ms = max(estimate.time_spent_ms, item.time_spent_ms)
     if estimate.status == EstimateStatus.SUBMITTED:
         # A submitted score is only changed by a new submission (which keeps history); a draft
@@ -148,7 +164,7 @@ def estimate_save_draft(*, assignment: Assignment, item: ScoreInput) -> Estimate
         backup[str(item.triple_id)] = {
             "score": item.score,
             "is_na": item.is_na,
-            "rationale": item.rationale[:20000],
+            "rationale": item.rationale,
         }
         assignment.drafts_backup = backup
         _extend_reservation(assignment)
@@ -161,6 +177,31 @@ def estimate_save_draft(*, assignment: Assignment, item: ScoreInput) -> Estimate
     _extend_reservation(assignment)
     assignment.save(update_fields=["status", "started_at", "reserved_until"])
     return estimate
+
+
+def _score_errors(estimate: Estimate, item: ScoreInput) -> list[str]:
+    """A score that is not on the criterion's scale (or NA where the criterion has none)."""
+    if item.is_na:
+        if not estimate.triple.criterion.allows_na:
+            return [_("This criterion cannot be marked as not applicable.")]
+        return []
+    values = estimate.triple.rubric.values
+    if item.score is not None and item.score not in values:
+        return [_("The score must be one of %(values)s.") % {"values": ", ".join(map(str, values))}]
+    return []
+
+
+def _check_draft(estimate: Estimate, item: ScoreInput) -> None:
+    """Drafts obey the rules a submission could never pass: the scale and the length.
+
+    Short or non-Russian text is fine in a draft (the expert is still typing); a score off
+    the scale or a text over the limit would only be refused later, so it is refused now.
+    """
+    problems = _score_errors(estimate, item)
+    if problems:
+        raise DraftRefused("score", problems[0])
+    if len(item.rationale) > MAX_LENGTH:
+        raise DraftRefused("rationale", RationaleRule.current().length_message())
 
 
 def _is_violation(estimate: Estimate, item: ScoreInput) -> bool:
@@ -223,25 +264,18 @@ def _skip_rest(estimate: Estimate, item: ScoreInput | None, own_stop: bool, stop
     return not own_stop and item is None
 
 
-def _validate(estimate: Estimate, item: ScoreInput | None, script: str | None) -> list[str]:
+def _validate(estimate: Estimate, item: ScoreInput | None, rule: RationaleRule) -> list[str]:
     if item is None or (item.score is None and not item.is_na):
         return [_("Choose a score.")]
-    criterion = estimate.triple.criterion
-    rubric = estimate.triple.rubric
-    if item.is_na:
-        if not criterion.allows_na:
-            return [_("This criterion cannot be marked as not applicable.")]
-    elif item.score not in rubric.values:
-        return [
-            _("The score must be one of %(values)s.")
-            % {"values": ", ".join(map(str, rubric.values))}
-        ]
+    problems = _score_errors(estimate, item)
+    if problems:
+        return problems
     return rationale_errors(
         item.rationale,
         score=item.score,
         is_na=item.is_na,
-        top_score=rubric.max_value,
-        script=script,
+        best_score=estimate.triple.rubric.best_value,
+        rule=rule,
     )
 
 
@@ -354,7 +388,7 @@ def assignment_submit(
         return SubmitResult(
             ok=False, form_errors=[_("Scores for criteria outside this assignment were sent.")]
         )
-    script = default_script()
+    rule = RationaleRule.current()
     own_stop = any(
         _is_violation(e, by_triple[e.triple_id])
         for e in estimates
@@ -367,7 +401,7 @@ def assignment_submit(
         item = by_triple.get(estimate.triple_id)
         if _skip_rest(estimate, item, own_stop, critical_stop):
             continue
-        problems = _validate(estimate, item, script)
+        problems = _validate(estimate, item, rule)
         if problems:
             errors[estimate.triple_id] = problems
     if errors:

@@ -16,9 +16,10 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors, services
-from annotation.forms import items_from_post, parse_score, time_total
+from annotation.forms import items_from_post, parse_id, time_total
 from annotation.markdown import pygments_css
 from annotation.models import Assignment, AssignmentKind, AssignmentStatus, Estimate
+from annotation.rationale import RationaleRule
 from panels.models import Expert
 from panels.selectors import ExamPosition, exam_position
 
@@ -119,10 +120,8 @@ def queue(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def queue_next(request: HttpRequest) -> HttpResponse:
-    after = request.GET.get("after")
-    nxt = selectors.next_assignment_id(
-        _user_id(request), int(after) if after and after.isdigit() else None
-    )
+    # A malformed "after" (not an id) is ignored: the queue simply starts from the beginning.
+    nxt = selectors.next_assignment_id(_user_id(request), parse_id(request.GET.get("after")))
     if nxt is None:
         _expert_or_403(request)
         messages.info(request, _("No more answers in your queue. Thank you!"))
@@ -165,6 +164,8 @@ def _render_assignment(
         "pygments_css": pygments_css(),
         "next_url": _next_url(assignment.pk, exam),
         "exam": exam,
+        # The page checks rationales with the server's rule and parameters (static/js).
+        "rationale_rule": RationaleRule.current().for_client(),
     }
     return render(request, "annotation/assignment.html", context, status=status)
 
@@ -184,8 +185,19 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
         return _render_assignment(request, assignment, closed_reason=closed)
 
     triple_ids = _own_triple_ids(request, pk)
-    items = items_from_post(request.POST, triple_ids)
+    items, field_errors = items_from_post(request.POST, triple_ids)
     posted = {item.triple_id: item for item in items}
+    total = time_total(request.POST)
+    if field_errors or total is None:
+        # Not a submission at all (hand-made or corrupted fields): shown again, nothing lost.
+        return _render_assignment(
+            request,
+            _own_assignment(request, pk),
+            posted=posted,
+            errors=field_errors,
+            form_errors=[] if total is not None else [_("time_total: not a duration.")],
+            status=400,
+        )
     try:
         result = services.assignment_submit(
             # The service locks and reads the row by its key; the page's data is only read
@@ -194,7 +206,7 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
             items=items,
             user=request.user,
             submission_key=request.POST.get("submission_key", ""),
-            time_spent_ms=time_total(request.POST),
+            time_spent_ms=total,
         )
     except services.ScoringClosed as exc:
         return _render_assignment(
@@ -224,18 +236,21 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
 def assignment_draft(request: HttpRequest, pk: int) -> HttpResponse:
     """htmx autosave of one criterion while the expert types."""
     assignment = _own_assignment(request, pk)
-    try:
-        triple_id = int(request.POST.get("triple", ""))
-    except ValueError as exc:
-        raise Http404 from exc
-    if not assignment.estimates.filter(triple_id=triple_id).exists():
+    triple_id = parse_id(request.POST.get("triple"))
+    if triple_id is None or not assignment.estimates.filter(triple_id=triple_id).exists():
         raise Http404
-    _score, _is_na, malformed = parse_score(request.POST.get(f"score_{triple_id}"))
-    if malformed:
-        return HttpResponse(_("Not saved: unknown score."), status=422)
-    item = items_from_post(request.POST, [triple_id])[0]
+    items, field_errors = items_from_post(request.POST, [triple_id])
+    if field_errors:
+        return HttpResponse(
+            _("Not saved: %(why)s") % {"why": " ".join(field_errors[triple_id])}, status=422
+        )
     try:
-        services.estimate_save_draft(assignment=assignment, item=item)
+        services.estimate_save_draft(assignment=assignment, item=items[0])
     except services.ScoringClosed as exc:
         return HttpResponse(str(exc), status=409)
+    except services.DraftRefused as exc:
+        return HttpResponse(
+            _("Not saved: %(field)s: %(why)s") % {"field": f"{exc.field}_{triple_id}", "why": exc},
+            status=422,
+        )
     return HttpResponse(_("Draft saved"))

@@ -25,7 +25,7 @@ def naive(scale: str) -> dict[str, Any]:
     from django.db import transaction
 
     from annotation.models import Estimate, TripleAggregate
-    from annotation.rationale import default_script, rationale_errors
+    from annotation.rationale import RationaleRule, rationale_errors
 
     votes: dict[int, list[tuple[int | None, bool]]] = defaultdict(list)
     answer_of: dict[int, int] = {}
@@ -36,12 +36,12 @@ def naive(scale: str) -> dict[str, Any]:
         .select_related("triple", "rubric", "triple__rubric")
         .iterator(chunk_size=2000)
     )
-    script = default_script()
+    rule = RationaleRule.current()
     for est in rows:
         rubric = est.rubric or est.triple.rubric
         top = rubric.max_value
         errors = rationale_errors(
-            est.rationale, score=est.score, is_na=est.is_na, top_score=top, script=script
+            est.rationale, score=est.score, is_na=est.is_na, best_score=rubric.best_value, rule=rule
         )
         if errors:
             continue

@@ -458,6 +458,7 @@ def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) ->
     The viewer's own open answers are left out entirely (not only their scores: counts and
     filters by score would still tell them): a supervisor who is also an expert scores blind.
     """
+    from annotation.forms import parse_score
     from annotation.models import Estimate
     from annotation.selectors import blind_answer_ids
 
@@ -475,8 +476,10 @@ def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) ->
     if filters.get("score") not in (None, ""):
         if filters["score"] == "na":
             qs = qs.filter(is_na=True)
-        elif filters["score"].lstrip("-").isdigit():
-            qs = qs.filter(score=int(filters["score"]), is_na=False)
+        else:
+            # An unknown score ("²", 32768...) filters everything out, as a score nobody gave.
+            score, _na, malformed = parse_score(filters["score"])
+            qs = qs.filter(score=score, is_na=False) if not malformed else qs.none()
     return (
         qs.select_related("expert", "triple__criterion")
         .only(

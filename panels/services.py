@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import secrets
 import uuid
 from collections import defaultdict
@@ -447,8 +448,10 @@ def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) 
             _("Missing columns: expected %(cols)s.") % {"cols": ", ".join(IMPORT_COLUMNS)}
         )
         return report
+    from annotation.forms import parse_id
+
     keys = {row.get("answer", "") for row in table}
-    ids = {int(k) for k in keys if k.isdigit()}
+    ids = {i for i in map(parse_id, keys) if i is not None}
     answers: dict[str, Any] = {}
     for a in Answer.objects.filter(Q(pk__in=ids) | Q(external_id__in=keys)).only(
         "pk", "external_id", "instruction_id"
@@ -492,9 +495,8 @@ def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) 
         is_na = raw.strip().lower() in {"na", "n/a"}
         score: int | None = None
         if not is_na:
-            try:
-                score = int(float(raw))
-            except ValueError:
+            score = _import_score(raw)
+            if score is None:
                 report.errors.append(
                     _("Row %(n)d: score %(s)r is not a number or NA.") % {"n": line, "s": raw}
                 )
@@ -515,6 +517,46 @@ def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) 
         if not parsed and not report.errors:
             report.errors.append(_("The file has no rows."))
         return report
+    try:
+        target = _exam_import_write(exam, parsed, filename, user)
+    except ExamError as exc:
+        # An older version of the exam, say: the user's error, reported like a bad row.
+        report.errors.append(str(exc))
+        return report
+    report.exam = target
+    return report
+
+
+def _import_score(raw: str) -> int | None:
+    """A score cell: an integer ("2", or "2.0" as spreadsheets write it), else None.
+
+    "1e999", "inf", "nan" and "2.5" are no scores; whether it is on the scale is checked next.
+    """
+    from annotation.forms import parse_score
+
+    score, is_na, malformed = parse_score(raw)
+    if not malformed and not is_na and score is not None:
+        return score
+    if not raw.isascii():
+        return None
+    try:
+        value = float(raw)
+    except (ValueError, OverflowError):
+        return None
+    if not math.isfinite(value) or not value.is_integer() or abs(value) > 2**15 - 1:
+        return None
+    return int(value)
+
+
+def _exam_import_write(
+    exam: Exam,
+    parsed: list[tuple[Any, Criterion, int | None, bool, str]],
+    filename: str,
+    user: Any,
+) -> Exam:
+    """Write the checked rows of an exam import (all or none); ExamError when it cannot."""
+    from annotation.models import Answer
+
     with transaction.atomic():
         target = _exam_writable(exam, user)
         existing = {
@@ -553,8 +595,7 @@ def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) 
             panel=target.panel,
             data={"exam": target.pk, "rows": len(parsed), "file": filename[:200]},
         )
-    report.exam = target
-    return report
+    return target
 
 
 # --- exams: taking and grading --------------------------------------------------------------

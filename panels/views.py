@@ -51,15 +51,17 @@ def _panel_expert(request: HttpRequest, pk: int, expert_id: int) -> tuple[Panel,
 def _panel_answer(request: HttpRequest, panel: Panel, raw: Any) -> Any:
     """A real answer routed to the panel, by id or external id; None otherwise (an answer the
     panel does not score does not exist for its console)."""
+    from annotation.forms import parse_id
     from annotation.models import Answer
 
     raw = str(raw or "").strip()
     if not raw:
         return None
+    # parse_id: ASCII digits within bigint range ("²" and 20 digits name no id).
+    pk = parse_id(raw)
+    answers = Answer.objects.select_related("instruction")
     answer = (
-        Answer.objects.select_related("instruction").filter(pk=int(raw)).first()
-        if raw.isdigit()
-        else Answer.objects.select_related("instruction").filter(external_id=raw).first()
+        answers.filter(pk=pk).first() if pk is not None else answers.filter(external_id=raw).first()
     )
     # rules.has_perm, not user.has_perm: Django grants superusers every permission, and this
     # rule is also about the data (an answer the panel does not score is nobody's gold there).

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.forms import parse_score
+from annotation.forms import parse_id, parse_score
 from panels import selectors, services
 from panels.forms import AnswerIdForm, ExamForm, ImportForm, OverrideForm
 from panels.models import Exam, ExamAttempt, ExamReference, Expert
@@ -121,9 +121,10 @@ def exam_item_add(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return redirect("console_exam", pk=exam.pk)
     raw = form.cleaned_data["answer"].strip()
+    answer_pk = parse_id(raw)
     answer = (
-        Answer.objects.filter(pk=int(raw)).first()
-        if raw.isdigit()
+        Answer.objects.filter(pk=answer_pk).first()
+        if answer_pk is not None
         else Answer.objects.filter(external_id=raw).first()
     )
     if answer is None or hasattr(answer, "reserved"):
@@ -154,15 +155,14 @@ def exam_item_remove(request: HttpRequest, pk: int, answer_id: int) -> HttpRespo
 def exam_references(request: HttpRequest, pk: int) -> HttpResponse:
     """Save the reference scores of one item: score_<criterion>, comment_<criterion>."""
     exam = _exam(request, pk)
-    try:
-        answer_id = int(request.POST.get("answer", ""))
-    except ValueError as exc:
-        raise Http404 from exc
+    answer_id = parse_id(request.POST.get("answer"))
+    if answer_id is None:
+        raise Http404
     rows = []
     for name, value in request.POST.items():
-        if not name.startswith("score_") or not name[6:].isdigit():
+        criterion_id = parse_id(name[6:]) if name.startswith("score_") else None
+        if criterion_id is None:
             continue
-        criterion_id = int(name[6:])
         score, is_na, malformed = parse_score(value)
         if malformed:
             messages.error(request, _("Unknown score."))

@@ -184,6 +184,19 @@ class Criterion(BilingualMixin, models.Model):
         return self.group == CriterionGroup.CRITICAL
 
 
+class BestEnd(models.TextChoices):
+    """Which end of a scale is the best score (the one a one-word rationale may justify)."""
+
+    HIGHEST = "highest", _("the highest score")
+    # The critical gates: 0 is "no violation", 1 stops the answer.
+    LOWEST = "lowest", _("the lowest score")
+
+
+def best_of(values: list[int], best_end: str) -> int:
+    """The best of a scale's values given its best end (one home for Lookups and the page)."""
+    return min(values) if best_end == BestEnd.LOWEST else max(values)
+
+
 class Rubric(models.Model):
     """One version of a criterion's scale. Estimates point at the version they were given under."""
 
@@ -192,6 +205,8 @@ class Rubric(models.Model):
     # [{"value": 0, "en": "...", "ru": "..."}, ...] in scale order.
     levels = models.JSONField()
     content_hash = models.CharField(max_length=64)
+    # Set by the catalogue loader: the lowest for critical criteria, the highest otherwise.
+    best_end = models.CharField(max_length=8, choices=BestEnd.choices, default=BestEnd.HIGHEST)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -212,6 +227,11 @@ class Rubric(models.Model):
     @property
     def max_value(self) -> int:
         return max(self.values)
+
+    @property
+    def best_value(self) -> int:
+        """The best score of the scale (0 "no violation" for the critical gates)."""
+        return best_of(self.values, self.best_end)
 
     def level_text(self, value: int) -> str:
         lang = (get_language() or "ru")[:2]

@@ -15,6 +15,7 @@ from django.utils.text import slugify
 from taxonomy.models import (
     CATALOGUE_GROUPS,
     GROUP_ORDER,
+    BestEnd,
     Criterion,
     CriterionGroup,
     FunctionalStyle,
@@ -119,15 +120,24 @@ def load_pollux(directory: Path = CATALOGUE_DIR) -> LoadReport:
             criterion.save(update_fields=["allows_na"])
         levels = rubric_levels(entry["scale"])
         digest = _levels_hash(levels)
+        # The critical gates' best score is 0 ("no violation"); every other scale's is its top.
+        best_end = BestEnd.LOWEST if group == CriterionGroup.CRITICAL else BestEnd.HIGHEST
         current = criterion.rubric
         if current is None or current.content_hash != digest:
             version = (current.version + 1) if current else 1
             rubric = Rubric.objects.create(
-                criterion=criterion, version=version, levels=levels, content_hash=digest
+                criterion=criterion,
+                version=version,
+                levels=levels,
+                content_hash=digest,
+                best_end=best_end,
             )
             criterion.rubric = rubric
             criterion.save(update_fields=["rubric"])
             report.rubric_versions += 1
+        elif current.best_end != best_end:
+            # Same levels, so no new version: which end is best is a property of the scale.
+            Rubric.objects.filter(criterion=criterion).update(best_end=best_end)
         criteria[key] = criterion
 
     position = 0

@@ -32,7 +32,8 @@ from annotation.models import Answer, Estimate, Job, JobKind, JobStatus, TripleA
 from tests.conftest import PASSWORD, Personas, make_expert
 from tests.test_aggregation import GOOD, score_triples
 
-FORMULA = '=HYPERLINK("http://evil.example","нажмите сюда")'
+# Mostly Cyrillic letters, so the rationale rule keeps it (rationale.py: "mostly Russian").
+FORMULA = '=HYPERLINK("http://evil.example","нажмите сюда, чтобы получить приз")'
 LONG_ANSWER = "Длинный ответ модели. " * 2000  # 44,000 characters: over Excel's cell limit
 
 

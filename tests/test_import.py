@@ -683,3 +683,121 @@ def test_a_wrong_file_type_is_refused_by_the_form(client: Client, personas: Pers
 
     assert response.status_code == HTTPStatus.OK
     assert Job.objects.count() == 0
+
+
+# --------------------------------------------------------------------------- typed and odd files
+
+
+def _typed_parquet(path: Path, overrides: dict[str, pa.Array]) -> Path:
+    """Our own rows as Parquet, strings everywhere except the given columns."""
+    rows = own_rows()
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    arrays = {c: pa.array([_flat(row.get(c)) for row in rows], pa.string()) for c in columns}
+    arrays.update(overrides)
+    pq.write_table(pa.table(arrays), path)
+    return path
+
+
+def test_parquet_columns_of_the_wrong_type_are_refused_by_name(tmp_path: Path) -> None:
+    n = len(own_rows())
+    path = _typed_parquet(
+        tmp_path / "typed.parquet",
+        {
+            "instruction": pa.array(list(range(n)), pa.int64()),
+            "answer": pa.array([[1, 2]] * n, pa.list_(pa.int64())),
+            "model_name": pa.array([{"a": 1}] * n),
+            "answer_id": pa.array([4.5 + i for i in range(n)], pa.float64()),
+        },
+    )
+
+    report = material_import(path=path)
+
+    assert sorted(errors_of(report)) == [
+        (None, "answer", "bad_type"),
+        (None, "answer_id", "bad_type"),
+        (None, "instruction", "bad_type"),
+        (None, "model_name", "bad_type"),
+    ]
+    by_column = {e.column: e.message for e in report.errors}
+    assert "expected: text (string)." in by_column["instruction"]
+    assert "int64" in by_column["instruction"]
+    assert "expected: text (string), integer." in by_column["answer_id"]
+    assert counts() == (0, 0, 0)
+
+
+def test_parquet_integer_ids_and_dictionary_strings_are_accepted(tmp_path: Path) -> None:
+    rows = own_rows()
+    ids = {r["answer_id"]: i for i, r in enumerate(rows, start=100)}
+    path = _typed_parquet(
+        tmp_path / "ints.parquet",
+        {
+            "answer_id": pa.array([ids[r["answer_id"]] for r in rows], pa.int64()),
+            "model_name": pa.array([r["model_name"] for r in rows]).dictionary_encode(),
+        },
+    )
+
+    report = material_import(path=path)
+
+    assert report.errors == []
+    assert Answer.objects.filter(external_id="100").exists()
+
+
+def test_jsonl_lists_and_objects_in_text_columns_are_errors(tmp_path: Path) -> None:
+    rows = own_rows()[:2]
+    rows[0]["instruction"] = [1, 2]
+    rows[1]["model_name"] = {"a": 1}
+    path = write("jsonl", rows, tmp_path)
+
+    report = material_import(path=path)
+
+    assert errors_of(report) == [(1, "instruction", "bad_type"), (2, "model_name", "bad_type")]
+    assert counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_file_gets_an_encoding_hint(fmt: str, encoding: str, tmp_path: Path) -> None:
+    """utf-16 writes a byte order mark; utf-16-le/-be write none."""
+    path = write(fmt, pollux_rows(), tmp_path)
+    path.write_bytes(path.read_text("utf-8").encode(encoding))
+
+    report = material_import(path=path)
+
+    assert [(e.column, e.code) for e in report.errors] == [(None, "encoding")]
+    assert "UTF-16" in report.errors[0].message
+    assert counts() == (0, 0, 0)
+
+
+def test_deeply_nested_json_lines_get_a_row_error(tmp_path: Path) -> None:
+    rows = own_rows()[:3]
+    deep: Any = {}
+    for _ in range(40):
+        deep = {"x": deep}
+    rows[1]["generation_meta"] = deep
+    path = write("jsonl", rows, tmp_path)
+    lines = path.read_text("utf-8").splitlines()
+    lines.insert(2, "[" * 100_000 + "]" * 100_000)  # beyond Python's recursion limit
+    lines.insert(
+        3,
+        json.dumps(
+            {"instruction": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}
+        ),
+    )
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+
+    report = material_import(path=path)
+
+    assert errors_of(report) == [
+        (2, None, "bad_json"),
+        (3, None, "bad_json"),
+        (4, None, "bad_json"),
+    ]
+    assert all("nested" in e.message for e in report.errors)
+    assert counts() == (0, 0, 0)
+
+    # In a CSV the same object is text in the generation_meta column: named by row and column.
+    csv_rows = own_rows()[:2]
+    csv_rows[1]["generation_meta"] = deep
+    report = material_import(path=write("csv", csv_rows, tmp_path))
+    assert errors_of(report) == [(3, "generation_meta", "bad_value")]
+    assert counts() == (0, 0, 0)

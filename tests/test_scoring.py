@@ -40,24 +40,28 @@ QUERIES_SUBMIT = 9
     [
         ("", 1, False, False),  # required
         ("   ", 2, False, False),
-        ("Плохо", 0, False, False),  # one word: only for the top score
-        ("Отлично", 2, False, True),  # one word is enough for the top score
+        ("Плохо", 0, False, False),  # one word: only for the best score
+        ("Отлично", 2, False, True),  # one word is enough for the best score
         ("Хорошо", 1, False, False),
         ("Есть ошибки", 1, False, True),
         ("Some English words", 1, False, False),  # Russian required by default
-        ("Ответ OK, mostly fine", 1, False, True),  # Cyrillic present
+        # Was accepted ("Cyrillic present"): 5 Cyrillic letters of 17 is not mostly Russian.
+        ("Ответ OK, mostly fine", 1, False, False),
+        ("Ответ верный, mostly fine", 1, False, True),  # 11 of 21 letters are Cyrillic
         ("", None, True, False),  # NA needs a rationale
         ("Неприменимо", None, True, False),  # one word is not enough for NA
         ("Критерий неприменим здесь", None, True, True),
     ],
 )
 def test_rationale_rules(text: str, score: int | None, is_na: bool, ok: bool) -> None:
-    errors = rationale_errors(text, score=score, is_na=is_na, top_score=2, script="cyrillic")
+    # More cases, shared with the aggregation and the page: tests/test_rationale_rule.py.
+    errors = rationale_errors(text, score=score, is_na=is_na, best_score=2)
     assert (errors == []) is ok, errors
 
 
-def test_the_language_check_can_be_switched_off() -> None:
-    assert rationale_errors("Fine words", score=1, is_na=False, top_score=2, script=None) == []
+def test_the_language_check_can_be_switched_off(settings: Any) -> None:
+    settings.POLLUX = {**settings.POLLUX, "RATIONALE_SCRIPT": None}
+    assert rationale_errors("Fine words", score=1, is_na=False, best_score=2) == []
 
 
 def _setup(make_answer: Callable[..., Answer], **kwargs: Any) -> tuple[Assignment, Assignment]:
@@ -450,3 +454,36 @@ def test_the_queue_lists_work_in_progress_first_then_assigned_then_done(
     rows = [html.index(f'href="{reverse("assignment", args=[pk])}"') for pk in made.values()]
     assigned, submitted, in_progress = rows
     assert in_progress < assigned < submitted
+
+
+def test_one_word_is_for_the_best_end_of_each_scale_critical_gates_included(
+    make_answer: Callable[..., Answer],
+) -> None:
+    """On the critical gates 0 ("no violation") is the best score: "Нет" suffices there; a
+    one-word violation (1, which skips every other criterion) must be explained."""
+    a, a2 = _setup(make_answer)
+    items = _good_items(a)
+    estimates = {e.triple_id: e for e in a.estimates.select_related("triple__rubric")}
+    gates = [i for i in items if estimates[i.triple_id].triple.group == "critical"]
+    assert gates and all(estimates[i.triple_id].triple.rubric.best_value == 0 for i in gates)
+    for gate in gates:
+        gate.score, gate.rationale = 0, "Нет"
+    assert assignment_submit(assignment=a, items=items).ok
+
+    gate_estimate = next(
+        e for e in a2.estimates.select_related("triple") if e.triple.group == "critical"
+    )
+    refused = assignment_submit(
+        assignment=a2,
+        items=[ScoreInput(triple_id=gate_estimate.triple_id, score=1, rationale="Нарушение")],
+    )
+    assert not refused.ok and gate_estimate.triple_id in refused.errors
+    assert not a2.estimates.filter(status="submitted").exists()
+
+
+def test_the_catalogue_marks_only_the_critical_rubrics_best_at_the_lowest(catalogue: None) -> None:
+    from taxonomy.models import BestEnd, Rubric
+
+    lowest = Rubric.objects.filter(best_end=BestEnd.LOWEST)
+    assert set(lowest.values_list("criterion__group", flat=True)) == {"critical"}
+    assert not Rubric.objects.filter(criterion__group="critical", best_end=BestEnd.HIGHEST)

@@ -230,6 +230,9 @@ POLLUX = {
     # Experts must write rationales in this script; None disables the language check.
     "RATIONALE_SCRIPT": env("POLLUX_RATIONALE_SCRIPT", default="cyrillic"),
     "RATIONALE_MIN_WORDS": 2,
+    # "Written in that script" means: its letters are at least this share of all letters
+    # (annotation/rationale.py defines the rule; the scoring page reads it from the server).
+    "RATIONALE_SCRIPT_SHARE": env.float("POLLUX_RATIONALE_SCRIPT_SHARE", default=0.5),
     "ASSIGNMENT_RESERVATION_HOURS": env.int("POLLUX_RESERVATION_HOURS", default=48),
     "OVERLAP": {"critical": 5, "general": 3, "subjective": 3, "domain": 2, "task": 2},
 }

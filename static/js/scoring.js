@@ -12,15 +12,11 @@
   const started = Date.now();
   let active = 0;
   let activeSince = Date.now();
-  const WORD = /[\p{L}]+(?:[-'’][\p{L}]+)*|\d+/gu;
-  const CYRILLIC = /[\u0400-\u04FF]/;
+  // The rationale rule's parameters and messages, from the server (RationaleRule.for_client).
+  const RULE = JSON.parse(document.getElementById("rationale-rule").textContent);
   const T = document.documentElement.lang === "en"
-    ? { choose: "Choose a score.", words: "Write at least 2 words (one word is enough only for the top score).",
-        na: "Explain why the criterion does not apply.", required: "A rationale is required for every score.",
-        cyr: "Write the rationale in Russian (Cyrillic letters).", saved: "Draft saved", failed: "Not saved" }
-    : { choose: "Выберите оценку.", words: "Напишите не меньше 2 слов (одного слова достаточно только для высшей оценки).",
-        na: "Объясните, почему критерий неприменим.", required: "Обоснование обязательно для каждой оценки.",
-        cyr: "Пишите обоснование по-русски (кириллицей).", saved: "Черновик сохранён", failed: "Не сохранено" };
+    ? { saved: "Draft saved", failed: "Not saved" }
+    : { saved: "Черновик сохранён", failed: "Не сохранено" };
 
   function chosen(block) {
     const r = block.querySelector("input[type=radio]:checked");
@@ -55,17 +51,8 @@
     blocks.forEach((b) => { if (b.dataset.group !== "critical") b.classList.toggle("skipped", stop); });
   }
   function check(block) {
-    const value = chosen(block);
-    const text = textarea(block).value.trim();
-    const errs = [];
-    if (value === "") return [T.choose];
-    const isNa = value === "na";
-    if (!text) return [isNa ? T.na : T.required];
-    const words = (text.match(WORD) || []).length;
-    const top = !isNa && parseInt(value, 10) === parseInt(block.dataset.top, 10);
-    if (words < 2 && !(top && words >= 1)) errs.push(T.words);
-    if (form.dataset.script === "cyrillic" && !CYRILLIC.test(text)) errs.push(T.cyr);
-    return errs;
+    // Which score is best (a one-word rationale allowed) is the criterion's: 0 on critical gates.
+    return PolluxRationale.errors(textarea(block).value, chosen(block), block.dataset.best, RULE);
   }
   function showErrors(block, errs) {
     const box = block.querySelector(".field-error");

@@ -80,3 +80,55 @@ def test_an_expert_scores_a_whole_answer_with_the_keyboard(
     # Bob's assignment does not exist for Alice.
     response = page.goto(f"{live_server.url}/assignments/{theirs.pk}/")
     assert response is not None and response.status == 404
+
+
+def _pick(block: Any, value: str) -> None:
+    # As the keyboard handler does (a click may land elsewhere while the page scrolls smoothly).
+    block.locator(f"input[type=radio][value='{value}']").evaluate(
+        "el => { el.checked = true; el.dispatchEvent(new Event('change', {bubbles: true})); }"
+    )
+
+
+def test_the_page_applies_the_servers_rule_and_each_criterions_best_end(
+    live_server: Any, page: Any, make_answer: Callable[..., Answer], settings: Any
+) -> None:
+    """ "Нет" on a critical gate scored 0 (its best) is enough; a one-word violation is not;
+    the rule's parameters on the page are the server's, not hard-coded."""
+    settings.POLLUX = {**settings.POLLUX, "RATIONALE_SCRIPT_SHARE": 0.6}
+    science = Panel.objects.get(key="science")
+    alice = make_expert("alice", science)
+    make_expert("bob", science)
+    answer = make_answer()
+    assignments_build(answer_ids=[answer.pk])
+    mine = Assignment.objects.get(expert=alice, panel=science)
+
+    login(page, live_server.url, "alice", PASSWORD)
+    page.goto(f"{live_server.url}/assignments/{mine.pk}/")
+    rule = page.evaluate("JSON.parse(document.getElementById('rationale-rule').textContent)")
+    assert rule["script_share"] == 0.6 and rule["script"] == "cyrillic"
+    assert page.locator("#scoring-form[data-script]").count() == 0
+
+    blocks = page.locator("fieldset.criterion")
+    gate = blocks.nth(0)
+    assert gate.get_attribute("data-group") == "critical" and gate.get_attribute("data-best") == "0"
+    # A one-word violation (1) is refused on the page already.
+    _pick(gate, "1")
+    gate.locator("textarea").fill("Нарушение")
+    gate.locator("textarea").blur()
+    assert "слов" in gate.locator(".field-error").inner_text()
+    # Mostly Latin with a few Cyrillic letters fails at the server's 0.6 share.
+    gate.locator("textarea").fill("Да no")
+    gate.locator("textarea").blur()
+    assert "кириллиц" in gate.locator(".field-error").inner_text()
+
+    for i in range(blocks.count()):
+        block = blocks.nth(i)
+        best = block.get_attribute("data-best")
+        _pick(block, str(best))
+        block.locator("textarea").fill(
+            "Нет" if block.get_attribute("data-group") == "critical" else GOOD
+        )
+    page.locator("#submit-scores").click()
+    page.wait_for_url("**/queue/**")
+    stored = Estimate.objects.filter(assignment=mine, status="submitted")
+    assert stored.filter(triple__group="critical", rationale="Нет", score=0).count() == 2

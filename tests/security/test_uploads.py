@@ -23,7 +23,7 @@ from tests.conftest import Personas, make_expert
 pytestmark = pytest.mark.django_db
 
 FORMULAS = [
-    '=HYPERLINK("http://127.0.0.1/x","нажмите здесь")',
+    '=HYPERLINK("http://127.0.0.1/x","нажмите здесь, чтобы открыть")',  # mostly Cyrillic
     "+7 раз повторяется одно и то же",
     "-1 балл за неточность формулировки",
     "@все хорошо написано автором",
