@@ -62,18 +62,18 @@ def format_score(value: float) -> str:
     return f"{value:g}"
 
 
+def _failure(feedback: str, error: str, raw: str) -> JudgeParse:
+    return JudgeParse(ok=False, score=None, feedback=feedback, error=error, raw=raw)
+
+
 def parse_judge_output(text: str, allowed_scores: Sequence[float]) -> JudgeParse:
     """Parse ``[FEEDBACK] ... [RESULT] score [END]``; the score must be in ``allowed_scores``."""
     raw = text
     results = list(_RESULT_RE.finditer(text))
     feedback_match = _FEEDBACK_RE.search(text)
     if not results:
-        return JudgeParse(
-            ok=False,
-            score=None,
-            feedback=_clean_feedback(text, feedback_match, None),
-            error="no [RESULT] tag in judge output",
-            raw=raw,
+        return _failure(
+            _clean_feedback(text, feedback_match, None), "no [RESULT] tag in judge output", raw
         )
     # The first [RESULT] block counts, as in every upstream parser (re.search): what a model
     # writes after its verdict is not a second chance.
@@ -84,33 +84,17 @@ def parse_judge_output(text: str, allowed_scores: Sequence[float]) -> JudgeParse
     feedback = _clean_feedback(text, feedback_match, result.start())
     number = _SCORE_RE.match(score_text)
     if number is None:
-        return JudgeParse(
-            ok=False,
-            score=None,
-            feedback=feedback,
-            error=f"no number after [RESULT]: {score_text.strip()[:40]!r}",
-            raw=raw,
-        )
+        return _failure(feedback, f"no number after [RESULT]: {score_text.strip()[:40]!r}", raw)
     if _AMBIGUOUS_RE.match(score_text[number.end() :]):
-        return JudgeParse(
-            ok=False,
-            score=None,
-            feedback=feedback,
-            error=f"ambiguous verdict after [RESULT]: {score_text.strip()[:40]!r}",
-            raw=raw,
+        return _failure(
+            feedback, f"ambiguous verdict after [RESULT]: {score_text.strip()[:40]!r}", raw
         )
     value = float(number.group(1).replace(",", "."))
     for allowed in allowed_scores:
         if math.isclose(value, float(allowed), abs_tol=_EPS):
             return JudgeParse(ok=True, score=float(allowed), feedback=feedback, error=None, raw=raw)
     scale = ", ".join(format_score(float(a)) for a in allowed_scores)
-    return JudgeParse(
-        ok=False,
-        score=None,
-        feedback=feedback,
-        error=f"score {format_score(value)} is not on the scale [{scale}]",
-        raw=raw,
-    )
+    return _failure(feedback, f"score {format_score(value)} is not on the scale [{scale}]", raw)
 
 
 def _clean_feedback(text: str, feedback_match: re.Match[str] | None, stop: int | None) -> str:
