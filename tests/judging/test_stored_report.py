@@ -326,3 +326,19 @@ def test_the_recompute_button_is_for_those_who_see_the_run(
         response = login(personas.supervisor_a).post(url)
     assert response.status_code == HTTPStatus.FOUND
     assert JudgeReport.objects.get(run=mixed_run).data is not None
+
+
+def test_a_run_that_judged_nothing_has_an_empty_report(
+    personas: Any, judge_config: JudgeConfig, django_capture_on_commit_callbacks: Any
+) -> None:
+    run = services.run_create(
+        config=judge_config, scope={"panel": personas.panel_b.pk}, enqueue=False
+    )
+    assert run.total == 0 and run.status == "done"
+    with django_capture_on_commit_callbacks(execute=True):
+        page = login(personas.admin).get(reverse("judging_run", args=[run.pk]))
+    assert page.status_code == HTTPStatus.OK
+    data = JudgeReport.objects.get(run=run).data
+    assert data is not None
+    assert (data["n_judged"], data["mae_mean"], data["by_model"]) == (0, [None, 0], [])
+    assert data["parse_failure_rate"] is None and data["confusions"] == []
