@@ -1,5 +1,9 @@
 """Judge-vs-experts statistics as pure functions (no Django): each has hand-made exact tests.
 
+The stored report is computed with numpy (judging.report, on the aggregation's numpy mode and
+verdict confidence); these plain-Python versions are the tests' independent reference of it
+(tests/judging/test_stored_report.py), and `Confusion` is what the SVG picture draws.
+
 Conventions: expert scores of a triple are its submitted, non-NA scores; the expert *mode* is
 the single most frequent score, None on a tie (such triples are left out of mode-based numbers);
 verdict confidence is the share of the panel that gave the modal score.

@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from annotation.models import Estimate, EstimateStatus, Triple
-from judging.models import JudgeConfig, JudgeEstimate, JudgeRun
+from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun
 from taxonomy.models import Task
 
 
@@ -215,3 +215,34 @@ def contradiction_details(run: JudgeRun, triple_ids: list[int]) -> list[dict[str
         for tid in triple_ids
         if tid in estimates
     ]
+
+
+@dataclass
+class StoredReport:
+    """What the run page shows of the stored report: its data (None before the first
+    computation), when it was computed, whether its inputs changed since, whether a computation
+    is under way."""
+
+    data: dict[str, Any] | None
+    computed_at: Any = None
+    stale: bool = True
+    computing: bool = False
+    error: str = ""
+
+
+def report_stored(run: JudgeRun) -> StoredReport:
+    """The run's stored report and whether it is stale: one read of the report row and one
+    aggregate for the fingerprint (judging.report.report_fingerprint); no estimate is read."""
+    from judging.report import report_fingerprint
+
+    stored = JudgeReport.objects.filter(run=run).first()
+    if stored is None:
+        return StoredReport(data=None)
+    stale = stored.data is None or stored.fingerprint != report_fingerprint(run)
+    return StoredReport(
+        data=stored.data,
+        computed_at=stored.computed_at,
+        stale=stale,
+        computing=stored.computing_since is not None,
+        error=stored.error,
+    )

@@ -32,6 +32,7 @@ from judging.models import (
     JudgeBatch,
     JudgeConfig,
     JudgeEstimate,
+    JudgeReport,
     JudgeRun,
     RunStatus,
     default_prompt_template,
@@ -459,11 +460,15 @@ def _run_finish_if_complete(run_id: int) -> None:
         return
     failed = JudgeBatch.objects.filter(run_id=run_id, status=BatchStatus.FAILED).count()
     # Only a running run is finished here: a cancelled one stays cancelled.
-    JudgeRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+    finished = JudgeRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
         status=RunStatus.FAILED if failed else RunStatus.DONE,
         finished_at=timezone.now(),
         message=f"{failed} batches failed; resume the run to retry them" if failed else "",
     )
+    if finished:
+        # The run's judging is over (done, or failed with what it judged): its report is
+        # computed now, once the finishing transaction has committed.
+        report_request(run_id)
 
 
 def batch_requeue(*, batch_id: int) -> None:
@@ -515,3 +520,89 @@ def run_throughput(run: JudgeRun) -> float | None:
     if elapsed <= 0 or judged <= 0:
         return None
     return judged / elapsed
+
+
+# --- the stored judge-vs-experts report ---------------------------------------------------------
+
+
+def report_claim_stale_after() -> timedelta:
+    """A computation claimed longer ago than this belonged to a worker that died."""
+    return timedelta(seconds=float(getattr(settings, "JUDGE_REPORT_CLAIM_STALE_SECONDS", 900)))
+
+
+def report_request(run_id: int) -> bool:
+    """Ask for the run's report to be (re)computed; at most one computation runs at a time.
+
+    The claim is a compare-and-set on `computing_since` (nothing is locked across a request):
+    the caller that sets it queues the Celery task once its transaction commits; a request
+    while a computation runs is recorded in `requested_at` and honoured when it ends. Returns
+    whether this call queued a computation.
+    """
+    now = timezone.now()
+    JudgeReport.objects.get_or_create(run_id=run_id)
+    JudgeReport.objects.filter(run_id=run_id).update(requested_at=now)
+    claimed = (
+        JudgeReport.objects.filter(run_id=run_id)
+        .filter(
+            Q(computing_since__isnull=True)
+            | Q(computing_since__lt=now - report_claim_stale_after())
+        )
+        .update(computing_since=now)
+    )
+    if not claimed:
+        return False
+
+    def send() -> None:
+        from judging.tasks import compute_report
+
+        compute_report.delay(run_id)
+
+    transaction.on_commit(send)
+    return True
+
+
+def report_compute(*, run_id: int, keep_claim_on_error: bool = False) -> JudgeReport:
+    """Compute the run's report (numpy, judging.report) and store it with its inputs'
+    fingerprint, then release the claim. Idempotent: computing again from the same data writes
+    the same report; a task retried or duplicated costs a computation, never a wrong report.
+    If a request came while it computed, the next computation is queued. On an error the
+    claim is released (so a later page load asks again), or kept when the caller retries.
+    """
+    from judging.report import run_report
+
+    run = JudgeRun.objects.select_related("config").get(pk=run_id)
+    report, _ = JudgeReport.objects.get_or_create(run=run)
+    started = timezone.now()
+    if report.computing_since is None:
+        # Called directly (not through report_request): claim it for the duration.
+        JudgeReport.objects.filter(pk=report.pk).update(computing_since=started)
+    claim = JudgeReport.objects.values_list("computing_since", flat=True).get(pk=report.pk)
+    clock = time.monotonic()
+    try:
+        data, fingerprint = run_report(run)
+    except Exception as exc:
+        JudgeReport.objects.filter(pk=report.pk).update(error=f"{type(exc).__name__}: {exc}"[:2000])
+        if not keep_claim_on_error:
+            JudgeReport.objects.filter(pk=report.pk, computing_since=claim).update(
+                computing_since=None
+            )
+        raise
+    JudgeReport.objects.filter(pk=report.pk).update(
+        data=data,
+        fingerprint=fingerprint,
+        computed_at=timezone.now(),
+        seconds=time.monotonic() - clock,
+        error="",
+    )
+    released = JudgeReport.objects.filter(pk=report.pk, computing_since=claim).update(
+        computing_since=None
+    )
+    report.refresh_from_db()
+    if released and report.requested_at and claim and report.requested_at > claim:
+        # Asked for again while computing: once more, unless nothing changed meanwhile.
+        from judging.report import report_fingerprint
+
+        run.refresh_from_db()
+        if report_fingerprint(run) != fingerprint:
+            report_request(run_id)
+    return report

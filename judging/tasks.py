@@ -42,3 +42,21 @@ def judge_batch(self: Any, batch_id: int) -> str:
         countdown = int(services.stale_after().total_seconds()) + 1
         raise self.retry(countdown=countdown, max_retries=BUSY_RETRIES)
     return result
+
+
+# Not "judging.*": the report is computed by the ordinary workers (numpy, the database), never
+# in the single slot of a GPU worker of the `judge` queue.
+@shared_task(bind=True, name="judge_reports.compute", max_retries=3, acks_late=True)
+def compute_report(self: Any, run_id: int) -> None:
+    """Compute and store a run's report; safe to retry or duplicate (the report is rewritten
+    from the data, and a computation is claimed once at a time by report_request)."""
+    final = self.request.is_eager or self.request.retries >= self.max_retries
+    try:
+        # The claim is kept for a retry: no second computation starts meanwhile.
+        services.report_compute(run_id=run_id, keep_claim_on_error=not final)
+    except JudgeRun.DoesNotExist:
+        return  # the run was deleted meanwhile: nothing to report
+    except Exception as exc:
+        if final:
+            raise
+        raise self.retry(exc=exc, countdown=30 * 2**self.request.retries) from exc

@@ -11,6 +11,11 @@ urlpatterns = [
     path("judging/runs/<int:pk>/cancel/", views.run_cancel, name="judging_cancel"),
     path("judging/runs/<int:pk>/resume/", views.run_resume, name="judging_resume"),
     path(
+        "judging/runs/<int:pk>/report/recompute/",
+        views.run_report_recompute,
+        name="judging_report_recompute",
+    ),
+    path(
         "judging/runs/<int:pk>/contradictions/",
         views.run_contradictions,
         name="judging_contradictions",

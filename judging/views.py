@@ -18,8 +18,9 @@ from django.views.decorators.http import require_POST
 
 from judging import selectors, services
 from judging.forms import RunStartForm
+from judging.metrics import Confusion
 from judging.models import JudgeRun
-from judging.report import run_report
+from judging.svg import confusion_svg
 
 
 def _get_run_for_user(request: HttpRequest, pk: int, perm: str = "judging.view_run") -> JudgeRun:
@@ -71,15 +72,42 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = _progress_context(run)
     context["may_manage"] = request.user.has_perm("judging.manage_run", run)
     if getattr(request, "htmx", False):
+        # The progress poll reads the run row only: never the report, never an estimate.
         return render(request, "judging/run_detail.html#progress", context)
-    report = context["report"] = run_report(run)
-    # The paper's breakdowns (Tables 11-16, Appendix D.2): by model, task type and criterion.
-    context["breakdowns"] = [
-        (_("By answer model"), report["by_model"]),
-        (_("By task type (top-level task)"), report["by_task"]),
-        (_("By criterion"), report["by_criterion"]),
-    ]
+    # The report is computed by a worker and stored; the page shows what is stored and, when
+    # there is none or its inputs changed, asks for a computation (one at a time per run).
+    stored = context["stored"] = selectors.report_stored(run)
+    if stored.stale:
+        services.report_request(run.pk)
+        stored.computing = True
+    report = context["report"] = stored.data
+    if report:
+        # The paper's breakdowns (Tables 11-16, Appendix D.2): by model, task type, criterion.
+        context["breakdowns"] = [
+            (_("By answer model"), report["by_model"]),
+            (_("By task type (top-level task)"), report["by_task"]),
+            (_("By criterion"), report["by_criterion"]),
+        ]
+        context["confusions"] = [
+            {
+                **item,
+                "svg": confusion_svg(Confusion(item["labels"], item["matrix"]), item["group"]),
+            }
+            for item in report["confusions"]
+        ]
     return render(request, "judging/run_detail.html", context)
+
+
+@login_required
+@require_POST
+def run_report_recompute(request: HttpRequest, pk: int) -> HttpResponse:
+    """Recompute the stored report now (whoever may see the run may ask for it)."""
+    run = _get_run_for_user(request, pk)
+    if services.report_request(run.pk):
+        messages.info(request, _("The report is being recomputed; reload the page in a moment."))
+    else:
+        messages.info(request, _("The report is already being computed."))
+    return redirect("judging_run", pk=run.pk)
 
 
 @login_required
@@ -104,7 +132,12 @@ def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def run_contradictions(request: HttpRequest, pk: int) -> HttpResponse:
     run = _get_run_for_user(request, pk)
-    page = Paginator(selectors.contradictions(run), 20).get_page(request.GET.get("page"))
+    stored = selectors.report_stored(run)
+    if stored.stale:
+        services.report_request(run.pk)
+    # The stored report's list (computed with it); before the first one, computed here.
+    ids = stored.data["contradictions"] if stored.data else selectors.contradictions(run)
+    page = Paginator(ids, 20).get_page(request.GET.get("page"))
     items = selectors.contradiction_details(run, list(page.object_list))
     return render(
         request, "judging/contradictions.html", {"run": run, "page": page, "items": items}

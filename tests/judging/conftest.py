@@ -151,3 +151,12 @@ def material(personas: Any, make_answer: Callable[..., Answer]) -> Callable[...,
         return Material(panel, answers, experts)
 
     return build
+
+
+def stored_report(run: Any) -> dict[str, Any]:
+    """The run's report as the page reads it: computed by the service and stored (JSON)."""
+    from judging.services import report_compute
+
+    data = report_compute(run_id=run.pk).data
+    assert data is not None
+    return data

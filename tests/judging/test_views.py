@@ -24,13 +24,17 @@ def login(user: Any) -> Client:
 
 
 @pytest.fixture
-def judged_run(material: Any, judge_config: JudgeConfig) -> JudgeRun:
+def judged_run(
+    material: Any, judge_config: JudgeConfig, django_capture_on_commit_callbacks: Any
+) -> JudgeRun:
     m = material(n_answers=2)
     m.score(m.triple(0, "repeats"), 2, 2, 2, rationale="Повторов нет совсем.")
     m.score(m.triple(0, "grammar"), 1, 1, 2)
     run = services.run_create(config=judge_config, scope={"panel": m.panel.pk}, enqueue=False)
     backend = ScriptedBackend(lambda item: result(1))
-    return services.run_execute_inline(run=run, backend_factory=lambda r: backend)
+    # The report is computed when the run finishes (a task queued on commit; eager in tests).
+    with django_capture_on_commit_callbacks(execute=True):
+        return services.run_execute_inline(run=run, backend_factory=lambda r: backend)
 
 
 def test_experts_never_see_judge_pages(personas: Any, judged_run: JudgeRun) -> None:

@@ -761,6 +761,23 @@ ACCESS: dict[str, Row] = {
             (REDIRECT, 404),
         ),
     ),
+    # Recomputing the stored report: whoever may see the run (a POST without fields).
+    "judging_report_recompute": Row(
+        JUDGE_RUN,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            404,
+            404,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            404,
+            404,
+            404,
+            (REDIRECT, 404),
+        ),
+    ),
     "judging_contradictions": Row(
         JUDGE_RUN,
         GET=e(LOGIN, 404, 404, (200, 404), (404, 200), 200, 404, 404, 404, (200, 404)),
