@@ -29,6 +29,7 @@ from annotation.aggregation import aggregation_run
 from annotation.dataset_tasks import dataset_job_create, jobs_requeue_stale
 from annotation.export import TRUNCATION_MARKER, ExportOptions, dataset_export
 from annotation.models import Answer, Estimate, Job, JobKind, JobStatus, TripleAggregate
+from tests.celery_worker import default_queue, purge_run_queues
 from tests.conftest import PASSWORD, Personas, make_expert
 from tests.test_aggregation import GOOD, score_triples
 
@@ -318,7 +319,7 @@ def _worker(log: Path) -> subprocess.Popen[bytes]:
             "-c",
             "1",
             "-Q",
-            "celery",
+            default_queue(),
             "-I",
             "annotation.dataset_tasks",
             "--loglevel",
@@ -353,8 +354,7 @@ def test_a_worker_killed_mid_export_still_yields_one_complete_file(
     from config.celery_app import app
 
     assert connection.vendor == "postgresql"
-    redis = app.connection_for_write()
-    redis.default_channel.client.flushdb()  # type: ignore[attr-defined]  # this test's own Redis db: no stale messages
+    purge_run_queues()  # no stale messages of this run; other runs' keys stay
     root = Path(settings.PRIVATE_STORAGE_ROOT) / "exports"
     job = Job.objects.create(
         kind=JobKind.EXPORT,
@@ -403,6 +403,7 @@ def test_a_worker_killed_mid_export_still_yields_one_complete_file(
         app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER
         os.killpg(second.pid, signal.SIGTERM)
         second.wait(20)
+        purge_run_queues()
     job.refresh_from_db()
     assert job.attempts == 2 and job.file_path
     files = sorted(p.name for p in root.iterdir() if str(job.pk) in p.name)

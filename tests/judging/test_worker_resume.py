@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 from django.conf import settings
 from django.db import connection
 
 from judging import services
 from judging.models import BatchStatus, JudgeBatch, JudgeEstimate, JudgeRun, RunStatus
+from tests.celery_worker import judge_queue, purge_run_queues
 from tests.judging.fake_openai import fake_openai
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
@@ -47,7 +47,7 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
 def worker_env(tmp_path: Path) -> dict[str, str]:
     db = settings.DATABASES["default"]
     url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    redis.Redis.from_url(settings.CELERY_BROKER_URL).flushdb()
+    purge_run_queues()  # this run's judge queue starts empty; other runs' keys stay
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.judging.worker_settings",
@@ -66,7 +66,7 @@ def start_worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callabl
         log = open(tmp_path / f"{name}.log", "wb")  # noqa: SIM115 -- closed with the process
         proc = subprocess.Popen(
             [
-                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "judge",
+                sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", judge_queue(),
                 "--pool", "solo", "-c", "1", "-n", f"{name}@%h", "-l", "info",
                 "--without-gossip", "--without-mingle", "--without-heartbeat",
             ],
@@ -80,7 +80,7 @@ def start_worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callabl
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=10)
-    redis.Redis.from_url(worker_env["REDIS_URL"]).flushdb()
+    purge_run_queues()
 
 
 @pytest.mark.skipif(not _openai_backend_available(), reason="judge_worker openai backend missing")
