@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ import redis
 
 from tests import conftest
 from tests.celery_worker import ROOT, default_queue, judge_queue, purge_run_queues
+from tests.ports import free_port
 
 
 class _Item:
@@ -97,3 +100,27 @@ def test_purging_this_runs_queues_leaves_other_runs_keys(settings: Any) -> None:
     finally:
         client.delete(other)
         client.hdel("unacked", "t-other")
+
+
+def test_no_test_skips_itself_on_a_missing_import() -> None:
+    """Everything the tests import is installed by scripts/test (the judge extra included): a
+    module that fails to import is a regression to see, not a skip to scroll past."""
+    this = Path(__file__).resolve()
+    guards = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        if path.resolve() != this
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "importorskip" in line or "find_spec" in line
+    ]
+    assert guards == []
+
+
+def test_free_ports_are_outside_the_ephemeral_range_and_never_repeat() -> None:
+    """A port picked now and bound by a server later must not be one the kernel hands out to
+    outgoing connections meanwhile (`bind(0)` picks exactly those)."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    ports = [free_port() for _ in range(50)]
+    assert len(set(ports)) == 50 and max(ports) < low
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", ports[-1]))  # free indeed

@@ -26,14 +26,6 @@ pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _openai_backend_available() -> bool:
-    try:
-        import judge_worker.backends.openai_compat  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -83,7 +75,6 @@ def start_worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callabl
     purge_run_queues()
 
 
-@pytest.mark.skipif(not _openai_backend_available(), reason="judge_worker openai backend missing")
 def test_a_killed_worker_loses_nothing_and_resume_judges_each_triple_once(
     material: Any,
     start_worker: Callable[[str], subprocess.Popen[bytes]],
