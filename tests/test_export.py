@@ -24,6 +24,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.aggregation import aggregation_run
 from annotation.dataset_tasks import dataset_job_create, jobs_requeue_stale
@@ -391,7 +392,13 @@ def test_a_worker_killed_mid_export_still_yields_one_complete_file(
     second = _worker(tmp_path / "worker2.log")
     try:
         app.conf.task_always_eager = False
-        time.sleep(1.5)
+        # The killed worker beats no more: age its last heartbeat past the limit rather than wait
+        # for it to age (the new worker judges staleness by its own clock).
+        job.refresh_from_db()
+        beat = timezone.now() - timedelta(seconds=5)
+        Job.objects.filter(pk=job.pk).update(
+            started_at=beat, result={**(job.result or {}), "heartbeat": beat.isoformat()}
+        )
         assert jobs_requeue_stale(stale_after=timedelta(seconds=1)) == [job.pk]
 
         def done() -> bool:
