@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,6 +15,37 @@ from django.conf import settings
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def default_queue() -> str:
+    """This test run's default Celery queue (config/settings/test.py names it per run)."""
+    return str(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def judge_queue() -> str:
+    """This test run's queue of the judging tasks."""
+    return str(settings.CELERY_TASK_ROUTES["judging.*"]["queue"])
+
+
+def purge_run_queues() -> None:
+    """Drop what this run left in Redis: its queues' messages and bindings, and the unacknowledged
+    messages (a killed worker's) routed to them. Keys of other runs, sharing the database or not,
+    are left alone: no FLUSHDB."""
+    import redis
+
+    queues = {default_queue(), judge_queue()}
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    for queue in queues:
+        # The queue itself, its priority sub-lists ("<queue>\x06\x16<n>") and its bindings
+        # ("_kombu.binding.<queue>", "_kombu.binding_permanent.<queue>").
+        keys = [*client.scan_iter(match=f"{queue}*"), *client.scan_iter(f"_kombu.binding*.{queue}")]
+        if keys:
+            client.delete(*keys)
+    for tag, raw in client.hgetall("unacked").items():
+        _payload, exchange, routing_key = json.loads(raw)
+        if exchange in queues or routing_key in queues:
+            client.hdel("unacked", tag)
+            client.zrem("unacked_index", tag)
 
 
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -36,8 +68,11 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 @contextmanager
 def celery_worker(
-    queues: str = "celery", extra_env: dict[str, str] | None = None, log: Path | None = None
+    queues: str | None = None, extra_env: dict[str, str] | None = None, log: Path | None = None
 ) -> Iterator[subprocess.Popen[bytes]]:
+    """A worker on this run's queues (default: its default queue); they start and end empty."""
+    purge_run_queues()
+    queues = queues or default_queue()
     out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [
@@ -61,6 +96,7 @@ def celery_worker(
                 proc.kill()
         if log:
             out.close()  # type: ignore[union-attr]
+        purge_run_queues()
 
 
 def wait_for(predicate: object, timeout: float = 60.0, interval: float = 0.2) -> bool:

@@ -22,6 +22,24 @@ from taxonomy.services import load_pollux
 
 PASSWORD = "correct-horse-battery"
 
+# Markers whose tests take minutes (a real browser, Celery worker, model weights, a stack of its
+# own, a load run): each of them also counts as `slow`, so `./scripts/test --quick` (pytest
+# -m "not slow") leaves them all out while plain `./scripts/test`, as CI runs it, keeps them.
+SLOW_MARKERS = ("browser", "celery", "judge", "faults", "load")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Registered here rather than in pyproject.toml: .venv's install stamp hashes that file.
+    config.addinivalue_line(
+        "markers", "slow: minutes rather than seconds; left out by ./scripts/test --quick"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:

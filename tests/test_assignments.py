@@ -307,13 +307,12 @@ def test_both_paths_store_the_same_fresh_rows(
         assert before <= e.updated_at <= timezone.now()
 
 
+@pytest.mark.parametrize("write_path", ["copy"], indirect=True)  # the thread is COPY's alone
 def test_a_failed_copy_chunk_aborts_the_whole_build(
     make_answer: Callable[..., Answer], write_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A constraint violation in the writer thread reaches the caller as Django's IntegrityError
     and nothing of the build stays."""
-    if write_path != "copy":
-        pytest.skip("the writer thread exists only on the COPY path")
     staff(2)
     answers = [make_answer() for _ in range(2)]
     copy_estimates = assignments._CopyWriter._copy_estimates
@@ -348,14 +347,13 @@ def test_an_error_in_the_loop_stops_the_writer_thread(
     assert sys.getswitchinterval() == interval
 
 
+@pytest.mark.parametrize("write_path", ["copy"], indirect=True)  # the thread is COPY's alone
 def test_the_new_triples_are_checked_by_the_writer_and_stay_deferred_after(
     make_answer: Callable[..., Answer], write_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The writer thread fires the pending foreign-key checks of the new triples before its
     first chunk: a bad triple fails the build there, as Django's IntegrityError, and leaves
     nothing. After a good build the triple constraints are deferred again."""
-    if write_path != "copy":
-        pytest.skip("the writer thread exists only on the COPY path")
     staff(2)
     answer = make_answer()
     missing = assignments._missing_triples
@@ -408,13 +406,13 @@ def _triple_rows() -> list[tuple[Any, ...]]:
     return [(row[0] - rows[0][0], *row[1:]) for row in rows]
 
 
+# It switches between the paths itself: one run, from the bulk_create setup, is enough.
+@pytest.mark.parametrize("write_path", ["bulk_create"], indirect=True)
 def test_both_paths_create_the_same_triples(
     make_answer: Callable[..., Answer], write_path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """COPY lays out the triples (text of varying width included) by hand: the table must come
     out exactly as bulk_create leaves it, ids and their order included."""
-    if write_path == "copy":
-        pytest.skip("compares both paths itself")
     answers = [
         make_answer(),
         make_answer("Text Transformation / Summarizing / Brief retelling / Scientific text"),

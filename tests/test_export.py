@@ -24,11 +24,13 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.aggregation import aggregation_run
 from annotation.dataset_tasks import dataset_job_create, jobs_requeue_stale
 from annotation.export import TRUNCATION_MARKER, ExportOptions, dataset_export
 from annotation.models import Answer, Estimate, Job, JobKind, JobStatus, TripleAggregate
+from tests.celery_worker import default_queue, purge_run_queues
 from tests.conftest import PASSWORD, Personas, make_expert
 from tests.test_aggregation import GOOD, score_triples
 
@@ -318,7 +320,7 @@ def _worker(log: Path) -> subprocess.Popen[bytes]:
             "-c",
             "1",
             "-Q",
-            "celery",
+            default_queue(),
             "-I",
             "annotation.dataset_tasks",
             "--loglevel",
@@ -353,8 +355,7 @@ def test_a_worker_killed_mid_export_still_yields_one_complete_file(
     from config.celery_app import app
 
     assert connection.vendor == "postgresql"
-    redis = app.connection_for_write()
-    redis.default_channel.client.flushdb()  # type: ignore[attr-defined]  # this test's own Redis db: no stale messages
+    purge_run_queues()  # no stale messages of this run; other runs' keys stay
     root = Path(settings.PRIVATE_STORAGE_ROOT) / "exports"
     job = Job.objects.create(
         kind=JobKind.EXPORT,
@@ -391,7 +392,13 @@ def test_a_worker_killed_mid_export_still_yields_one_complete_file(
     second = _worker(tmp_path / "worker2.log")
     try:
         app.conf.task_always_eager = False
-        time.sleep(1.5)
+        # The killed worker beats no more: age its last heartbeat past the limit rather than wait
+        # for it to age (the new worker judges staleness by its own clock).
+        job.refresh_from_db()
+        beat = timezone.now() - timedelta(seconds=5)
+        Job.objects.filter(pk=job.pk).update(
+            started_at=beat, result={**(job.result or {}), "heartbeat": beat.isoformat()}
+        )
         assert jobs_requeue_stale(stale_after=timedelta(seconds=1)) == [job.pk]
 
         def done() -> bool:
@@ -403,6 +410,7 @@ def test_a_worker_killed_mid_export_still_yields_one_complete_file(
         app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER
         os.killpg(second.pid, signal.SIGTERM)
         second.wait(20)
+        purge_run_queues()
     job.refresh_from_db()
     assert job.attempts == 2 and job.file_path
     files = sorted(p.name for p in root.iterdir() if str(job.pk) in p.name)

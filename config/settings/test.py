@@ -2,8 +2,63 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
+import uuid
+
 from .base import *  # noqa: F403
 from .base import BASE_DIR, DATABASES, env
+
+# Each test run (CI, a developer, a helper beside them) has its own Redis database and Celery queue
+# names, so concurrent runs neither steal each other's tasks nor wipe each other's keys. Both are
+# chosen once, in the pytest process, and handed to the Celery workers a test starts through the
+# environment (POLLUX_TEST_RUN, REDIS_URL), which those workers inherit.
+TEST_RUN_ID = os.environ.setdefault("POLLUX_TEST_RUN", uuid.uuid4().hex[:12])
+TEST_REDIS_SERVER = "redis://127.0.0.1:6379"
+TEST_REDIS_LOCK = "pollux:test-redis-db:{db}"
+# Longer than the longest full run (~11 min; the FULL reliability runs ~30): a run killed before it
+# could release its database frees it after this, not never.
+TEST_REDIS_LOCK_SECONDS = 3 * 60 * 60
+
+
+def claim_redis_db(server: str, token: str, dbs: range = range(1, 16)) -> int | None:
+    """Take the first Redis database of `dbs` that no running test run holds: a key per database
+    in db 0, SET NX with an expiry. None when all are taken or Redis is not there."""
+    import redis
+
+    try:
+        client = redis.Redis.from_url(f"{server}/0", socket_connect_timeout=2)
+        for db in dbs:
+            if client.set(
+                TEST_REDIS_LOCK.format(db=db), token, nx=True, ex=TEST_REDIS_LOCK_SECONDS
+            ):
+                return db
+    except redis.RedisError:
+        return None
+    return None
+
+
+def release_redis_db(server: str, db: int, token: str) -> None:
+    """Free the database if this run still holds it (a lock that expired and was retaken stays)."""
+    import redis
+
+    try:
+        client = redis.Redis.from_url(f"{server}/0", socket_connect_timeout=2)
+        key = TEST_REDIS_LOCK.format(db=db)
+        if client.get(key) == token.encode():
+            client.delete(key)
+    except redis.RedisError:
+        pass
+
+
+if "REDIS_URL" not in os.environ and "_pytest" in sys.modules:
+    # Only a pytest process claims a database (mypy's django plugin and manage.py also import
+    # these settings); REDIS_URL set by hand, or inherited by a worker, is used as it is.
+    _db = claim_redis_db(TEST_REDIS_SERVER, TEST_RUN_ID)
+    if _db is not None:
+        os.environ["REDIS_URL"] = f"{TEST_REDIS_SERVER}/{_db}"
+        atexit.register(release_redis_db, TEST_REDIS_SERVER, _db, TEST_RUN_ID)
 
 DATABASES["default"] = env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/pollux")
 DATABASES["default"]["CONN_MAX_AGE"] = 0
@@ -13,6 +68,9 @@ REDIS_URL = env("REDIS_URL", default="redis://127.0.0.1:6379/9")
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
+# This run's queues; a test's worker consumes them by name (tests/celery_worker.py: run_queues).
+CELERY_TASK_DEFAULT_QUEUE = f"celery-test-{TEST_RUN_ID}"
+CELERY_TASK_ROUTES = {"judging.*": {"queue": f"judge-test-{TEST_RUN_ID}"}}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PRIVATE_STORAGE_ROOT = BASE_DIR / "var" / "test-private"
 AXES_ENABLED = env.bool("AXES_ENABLED", default=False)

@@ -110,8 +110,17 @@ def expert(
                 return
 
 
-def crowd(base: str, usernames: list[str], password: str, answers: int, cap_s: float) -> Tally:
-    tally = Tally()
+def crowd(
+    base: str,
+    usernames: list[str],
+    password: str,
+    answers: int,
+    cap_s: float,
+    tally: Tally | None = None,
+) -> Tally:
+    """Every expert scores `answers` answers in a thread of its own. Pass `tally` to watch the
+    progress from another thread (a fault injected once the first scores are acknowledged)."""
+    tally = tally if tally is not None else Tally()
 
     def run(username: str) -> None:
         try:

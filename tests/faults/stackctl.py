@@ -153,6 +153,7 @@ def job(job_id: int) -> dict[str, Any]:
     return {
         "status": row.status,
         "attempts": row.attempts,
+        "progress_done": row.progress_done,
         "message": row.message,
         "file_path": row.file_path,
         "files": exports,

@@ -117,6 +117,7 @@ def _plain(model: Any, prompt: list[int], new: int) -> list[int]:
     return list(out[0, len(prompt) :].tolist())
 
 
+@pytest.mark.slow  # a (tiny, random) Qwen2 generating on CPU
 @pytest.mark.parametrize("chunk", [4096, 25])
 def test_generate_cascade_equals_plain_generate_row_by_row(chunk: int) -> None:
     # chunk=25: prefixes and suffixes are prefilled over several packed calls, and the rows of
@@ -133,6 +134,7 @@ def test_generate_cascade_equals_plain_generate_row_by_row(chunk: int) -> None:
     assert model.config._attn_implementation == "sdpa"
 
 
+@pytest.mark.slow  # a (tiny, random) Qwen2 generating on CPU
 def test_generate_cascade_stops_rows_at_eos_and_applies_the_step_processor() -> None:
     model = _tiny_qwen2()
     groups = _groups(1)
@@ -157,6 +159,7 @@ def test_generate_cascade_stops_rows_at_eos_and_applies_the_step_processor() -> 
     assert calls[:2] == [0, 1]
 
 
+@pytest.mark.slow  # a (tiny, random) Qwen2 generating on CPU
 def test_generate_cascade_restores_the_attention_implementation_after_an_error() -> None:
     model = _tiny_qwen2()
     with pytest.raises(ValueError, match="prefix"):

@@ -15,10 +15,6 @@ from tests.judging.fake_openai import fake_openai
 
 pytestmark = pytest.mark.django_db
 
-openai_compat = pytest.importorskip(
-    "judge_worker.backends.openai_compat", reason="judge_worker openai backend missing"
-)
-
 
 def test_run_judge_waits_and_judges_a_panel_inline(material: Any) -> None:
     m = material(n_answers=2)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 import pytest
+import time_machine
 
 from judge_worker import JudgeItem, JudgeOutput
 from judging import services
 from judging.models import BatchStatus, JudgeBatch
 from tests.judging.conftest import ScriptedBackend, result
+from tests.waiting import wait_until
 
 # Committed rows: the heartbeat thread writes through its own connection.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -29,8 +31,17 @@ def test_a_live_slow_batch_is_not_taken_over_but_a_silent_one_is(
 
     class Slow(ScriptedBackend):
         def judge(self, items: Sequence[JudgeItem]) -> list[JudgeOutput]:
-            # Longer than the staleness limit; another worker tries to take the batch meanwhile.
-            time.sleep(2.0)
+            # Working for longer than the staleness limit: once the heartbeat has kept the claim
+            # alive past it, another worker tries to take the batch.
+            claimed_at = JudgeBatch.objects.get(pk=batch.pk).claimed_at
+            assert claimed_at is not None
+            outlived = claimed_at + timedelta(seconds=settings.JUDGE_CLAIM_STALE_SECONDS)
+
+            def beat_past_the_limit() -> bool:
+                beat = JudgeBatch.objects.get(pk=batch.pk).heartbeat_at
+                return beat is not None and beat > outlived
+
+            wait_until(beat_past_the_limit, 10, "the heartbeat to outlive the staleness limit")
             seen.append(services.batch_claim(batch_id=batch.pk, token="x" * 32))
             return super().judge(items)
 
@@ -40,9 +51,10 @@ def test_a_live_slow_batch_is_not_taken_over_but_a_silent_one_is(
     batch.refresh_from_db()
     assert (batch.status, batch.attempts) == (BatchStatus.DONE, 1)
 
-    # Without a heartbeat (the worker died), the same wait makes the claim stale.
+    # Without a heartbeat (the worker died), the claim is stale once the limit has passed.
     other = run.batches.get(number=1)
     services.batch_claim(batch_id=other.pk, token="y" * 32)
-    time.sleep(1.2)
-    assert services.batch_claim(batch_id=other.pk, token="z" * 32) == "claimed"
+    assert services.batch_claim(batch_id=other.pk, token="z" * 32) == "busy"
+    with time_machine.travel(timedelta(seconds=1.2)):
+        assert services.batch_claim(batch_id=other.pk, token="z" * 32) == "claimed"
     assert JudgeBatch.objects.get(pk=other.pk).attempts == 2

@@ -7,11 +7,12 @@ import os
 import secrets
 import subprocess
 import sys
-import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import time_machine
 from django.test import Client
 from django.urls import reverse
 
@@ -56,8 +57,8 @@ def test_a_session_expires_after_its_age(personas: Personas, settings: Any) -> N
     client = Client()
     assert _login(client, "expert_a", PASSWORD).status_code == 302
     assert client.get(reverse("queue")).status_code == 200
-    time.sleep(2.1)
-    response = client.get(reverse("queue"))
+    with time_machine.travel(timedelta(seconds=2.1)):
+        response = client.get(reverse("queue"))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("login"))
 
