@@ -211,14 +211,16 @@ AXES_COOLOFF_TIME = 0.25  # hours
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 
-# Sessions are read on every request: cached in Redis where there is one, backed by the DB.
+# Sessions live in the database only: a Redis restart must not log experts out or fail their
+# requests (Django's Redis cache raises on a refused connection, and cached_db reads through it).
+# The cache serves debounce keys and other values that may be lost.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": env("CACHE_URL", default=REDIS_URL),
     }
 }
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=12 * 60 * 60)
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = (

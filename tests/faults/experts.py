@@ -88,11 +88,14 @@ def expert(
         while done < answers and time.monotonic() < deadline:
             nxt = _retrying(lambda: client.get("/queue/next/"), tally, deadline)
             location = nxt.headers.get("location", "")
-            match = ASSIGNMENT_RE.search(location)
-            if nxt.status_code != 302 or not match:
-                return  # the queue is empty
             if "/accounts/login/" in location:
                 raise AssertionError(f"{username} lost the session")
+            match = ASSIGNMENT_RE.search(location)
+            if nxt.status_code != 302 or not match:
+                # The queue is empty: say so, the test compares it with the work it made.
+                with tally.lock:
+                    tally.errors.append(f"{username} queue empty after {done}: {nxt.status_code}")
+                return
             page = _retrying(lambda loc=location: client.get(loc), tally, deadline)
             data = form(page.text)
             url = f"/assignments/{match.group(1)}/"

@@ -62,6 +62,9 @@ def test_no_score_is_lost_or_doubled_while_a_service_restarts(stack: Stack, faul
     print(report)
     assert not [e for e in tally.errors if "stopped" in e or e.startswith("submit")], report
     assert set(stored["submitted_assignments"]) == tally.acknowledged, report
+    if fault == "redis":
+        # Sessions live in the database: no expert's request needs Redis, so none fails.
+        assert tally.retries == 0, report
     assert len(tally.acknowledged) == min(made["assignments"], N_EXPERTS * PER_EXPERT), report
     assert stored["duplicate_estimates"] == 0
     assert stored["open_estimates_of_submitted"] == 0
