@@ -8,12 +8,9 @@ is computed in memory from a handful of queries and written with COPY on Postgre
 
 from __future__ import annotations
 
-import queue
-import sys
-import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -32,6 +29,7 @@ from annotation.models import (
     Triple,
 )
 from annotation.routing import RoutingTable, overlap_for
+from lib.pgcopy import ThreadedCopyWriter, copy_model_rows, next_ids
 from panels.models import ControlItem, Membership
 from taxonomy.models import CriterionGroup
 from taxonomy.services import CriteriaIndex
@@ -154,17 +152,6 @@ def _missing_triples(answer_ids: Iterable[int] | None) -> list[TripleRow]:
     return new
 
 
-def _next_ids(cursor: Any, model: type[models.Model], n: int) -> list[int]:
-    """n ids drawn from the model's id sequence in one round trip (not necessarily contiguous:
-    concurrent inserts may interleave), so COPY can write them and others reference them."""
-    cursor.execute(
-        "SELECT nextval(seq) FROM (SELECT pg_get_serial_sequence(%s, 'id')::regclass AS seq) s,"
-        " generate_series(1, %s)",
-        [model._meta.db_table, n],
-    )
-    return [row[0] for row in cursor.fetchall()]
-
-
 def _copy_triples(rows: list[TripleRow]) -> None:
     """COPY BINARY the new triples: the same rows, in the same order, as bulk_create writes.
 
@@ -174,29 +161,22 @@ def _copy_triples(rows: list[TripleRow]) -> None:
     table = np.array(
         [(a, c, r, p, o, pos) for a, c, r, _g, p, o, pos in rows], dtype=np.int64
     ).reshape(-1, 6)
-    data = _binary_copy_data(
-        len(rows),
-        [
-            (">i8", table[:, 0]),  # answer
-            (">i8", table[:, 1]),  # criterion
-            (">i8", table[:, 2]),  # rubric
-            ("text", np.array([row[3].encode() for row in rows], dtype=bytes)),  # group
-            (">i8", table[:, 3]),  # panel
-            (">i2", table[:, 4]),  # required_overlap
-            (">i2", table[:, 5]),  # position
-            ("bytes", b""),  # reopened_note
-        ],
-    )
-    columns = (
-        'answer_id, criterion_id, rubric_id, "group", panel_id, required_overlap, position, '
-        "reopened_note"
-    )
-    with (
-        connection.wrap_database_errors,
-        connection.cursor() as cursor,
-        cursor.copy(f"COPY {Triple._meta.db_table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
-    ):
-        copy.write(data)
+    with connection.wrap_database_errors, connection.cursor() as cursor:
+        copy_model_rows(
+            cursor,
+            Triple,
+            len(rows),
+            {
+                "answer": table[:, 0],
+                "criterion": table[:, 1],
+                "rubric": table[:, 2],
+                "group": np.array([row[3].encode() for row in rows], dtype=bytes),
+                "panel": table[:, 3],
+                "required_overlap": table[:, 4],
+                "position": table[:, 5],
+                "reopened_note": "",
+            },
+        )
 
 
 def _eligible_experts() -> dict[int, list[tuple[int, list[str]]]]:
@@ -383,9 +363,11 @@ def _fill_slots(
                 len(new_estimates) - written_estimates >= COPY_CHUNK_ROWS or done == total
             ):
                 writer.put(
-                    new_assignments[written_assignments:],
-                    new_estimates[written_estimates:],
-                    {i: pk for i, pk in reopened.items() if i >= written_assignments},
+                    (
+                        new_assignments[written_assignments:],
+                        new_estimates[written_estimates:],
+                        {i: pk for i, pk in reopened.items() if i >= written_assignments},
+                    )
                 )
                 written_assignments, written_estimates = len(new_assignments), len(new_estimates)
             if progress and (done % 500 == 0 or done == total):
@@ -440,114 +422,32 @@ def _write_estimates(rows: Sequence[tuple[int, int, int, int]]) -> None:
     )
 
 
-# COPY ... (FORMAT BINARY) framing; every row below has fixed-width fields, so whole chunks are
-# laid out with one numpy structured array instead of formatting 476,000 rows in Python.
-_PGCOPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + bytes(8)
-_PGCOPY_TRAILER = b"\xff\xff"
-_PG_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+# A chunk of the slot loop: new assignments (in index order, continuing the last chunk), their
+# estimate slots (assignment index, triple, expert, slot), and the released assignments revived.
+_Chunk = tuple[list[tuple[int, int, int]], list[tuple[int, int, int, int]], dict[int, int]]
 
 
-def _pg_timestamp(moment: datetime) -> int:
-    """timestamptz in COPY BINARY: microseconds since 2000-01-01 UTC."""
-    return (moment - _PG_EPOCH) // timedelta(microseconds=1)
-
-
-def _binary_copy_data(n: int, fields: Sequence[tuple[str, Any]]) -> bytes:
-    """COPY BINARY data of n rows, laid out by one numpy structured array.
-
-    Each field is (numpy big-endian type, scalar or array of n values) for integers (bigint
-    ">i8", integer ">i4", smallint ">i2", timestamptz ">i8" from _pg_timestamp), ("bytes",
-    constant) for the same text, boolean or jsonb value in every row (b"" is an empty string),
-    or ("text", numpy bytes array of n values) for a text that differs between rows: it is laid
-    out padded to the longest value, and the padding is cut out of every row at the end.
-    """
-    layout: list[tuple[str, str]] = [("count", ">i2")]
-    values: list[tuple[str, Any]] = [("count", len(fields))]
-    texts: list[tuple[str, int, Any]] = []  # (field name, width, lengths)
-    for i, (kind, value) in enumerate(fields):
-        if kind == "text":
-            width = value.dtype.itemsize
-            lengths = np.char.str_len(value)
-            layout += [(f"len{i}", ">i4"), (f"val{i}", f"S{width}")]
-            values += [(f"len{i}", lengths), (f"val{i}", value)]
-            texts.append((f"val{i}", width, lengths))
-            continue
-        size = len(value) if kind == "bytes" else np.dtype(kind).itemsize
-        layout.append((f"len{i}", ">i4"))
-        values.append((f"len{i}", size))
-        if size:
-            layout.append((f"val{i}", f"S{size}" if kind == "bytes" else kind))
-            values.append((f"val{i}", value))
-    dtype = np.dtype(layout)
-    rows = np.empty(n, dtype=dtype)
-    for name, value in values:
-        rows[name] = value
-    if not texts:
-        return _PGCOPY_HEADER + rows.tobytes() + _PGCOPY_TRAILER
-    keep = np.ones((n, dtype.itemsize), dtype=bool)
-    for name, width, lengths in texts:
-        offset = dtype.fields[name][1]  # type: ignore[index]
-        keep[:, offset : offset + width] = np.arange(width) < lengths[:, None]
-    body = rows.view(np.uint8).reshape(n, dtype.itemsize)[keep]
-    return _PGCOPY_HEADER + body.tobytes() + _PGCOPY_TRAILER
-
-
-# While a writer thread runs, the interpreter hands the GIL over after this many seconds instead
-# of the default 5 ms. psycopg sends COPY data in 128 KB pieces and, once the server falls
-# behind, waits for the socket between pieces; every wake-up then needs the GIL back from the
-# pure-Python slot loop. With 5 ms per handover the writer fed PostgreSQL only ~40% of the loop's
-# time at POLLUX scale and most of the COPY was left for after the loop (docs/bench_assignments.md).
-WRITER_SWITCH_INTERVAL = 0.0001
-
-
-class _FastSwitching:
-    """Lowers the process-wide switch interval while any writer thread runs (counted, so that
-    concurrent builds in one process restore the original value only when the last one ends)."""
-
-    _lock = threading.Lock()
-    _active = 0
-    _saved = 0.0
-
-    def __init__(self) -> None:
-        self._ended = False
-        with self._lock:
-            if _FastSwitching._active == 0:
-                _FastSwitching._saved = sys.getswitchinterval()
-                sys.setswitchinterval(min(_FastSwitching._saved, WRITER_SWITCH_INTERVAL))
-            _FastSwitching._active += 1
-
-    def end(self) -> None:
-        with self._lock:
-            if self._ended:
-                return
-            self._ended = True
-            _FastSwitching._active -= 1
-            if _FastSwitching._active == 0:
-                sys.setswitchinterval(_FastSwitching._saved)
-
-
-class _CopyWriter:
+class _CopyWriter(ThreadedCopyWriter[_Chunk]):
     """Writes the builder's chunks with COPY from a second thread, on the build's connection.
 
     The slot loop is pure Python while COPY, its index maintenance and the queuing of the
     deferred foreign-key checks run in PostgreSQL, so on two cores they overlap instead of
-    following each other. The thread uses the raw psycopg connection, whose lock serialises it
-    with anything the caller's thread runs meanwhile (a progress callback), inside the build
-    transaction. The foreign keys of the rows it writes stay DEFERRED and are checked at COMMIT
-    (checking each chunk early with SET CONSTRAINTS was measured: no faster, the server is then
-    the busier side). Before the first chunk, though, the server has nothing to do while the
-    loop computes it, so the thread first fires the pending checks of `check_first`'s table
-    (the triples the build just created, ~1.8 s at POLLUX scale) with SET CONSTRAINTS ...
-    IMMEDIATE, then sets them back to DEFERRED. Rows use COPY BINARY laid out by numpy: nothing
-    is formatted per row in Python and PostgreSQL parses no text. An error in the thread aborts
+    following each other. The foreign keys of the rows it writes stay DEFERRED and are checked
+    at COMMIT (checking each chunk early with SET CONSTRAINTS was measured: no faster, the
+    server is then the busier side). Before the first chunk, though, the server has nothing to
+    do while the loop computes it, so the thread first fires the pending checks of
+    `check_first`'s table (the triples the build just created, ~1.8 s at POLLUX scale) with SET
+    CONSTRAINTS ... IMMEDIATE, then sets them back to DEFERRED. An error in the thread aborts
     the build in the caller's thread.
     """
+
+    thread_name = "assignments-copy"
 
     def __init__(
         self, deadline: datetime, *, check_first: type[models.Model] | None = None
     ) -> None:
         self._deadline = deadline
-        self._check_first = ""
+        constraints = ""
         if check_first is not None:
             with connection.cursor() as cursor:
                 cursor.execute(
@@ -555,148 +455,76 @@ class _CopyWriter:
                     " WHERE conrelid = %s::regclass AND contype = 'f' AND condeferrable",
                     [check_first._meta.db_table],
                 )
-                self._check_first = (cursor.fetchone() or [None])[0] or ""
+                constraints = (cursor.fetchone() or [None])[0] or ""
         self._now = timezone.now()
-        self._queue: queue.SimpleQueue[
-            tuple[list[tuple[int, int, int]], list[tuple[int, int, int, int]], dict[int, int]]
-            | None
-        ] = queue.SimpleQueue()
         self._ids: list[int] = []  # assignment index -> id
-        self._error: BaseException | None = None
-        self._stop = False
-        self._raw = connection.connection  # connected by now
-        self._thread = threading.Thread(target=self._run, name="assignments-copy", daemon=True)
-        self._switching = _FastSwitching()
-        self._thread.start()
 
-    def put(
-        self,
-        assignments: list[tuple[int, int, int]],
-        estimates: list[tuple[int, int, int, int]],
-        reopened: dict[int, int],
-    ) -> None:
-        """Queue new assignments (in index order, continuing the last chunk) and their slots."""
-        self._raise_error()
-        self._queue.put((assignments, estimates, reopened))
+        def check(cursor: Any) -> None:
+            cursor.execute(f"SET CONSTRAINTS {constraints} IMMEDIATE")
+            cursor.execute(f"SET CONSTRAINTS {constraints} DEFERRED")
 
-    def close(self) -> None:
-        """Wait until every chunk is stored and checked; re-raise the thread's error if any."""
-        self._queue.put(None)
-        self._thread.join()
-        self._switching.end()
-        self._raise_error()
+        super().__init__(first=check if constraints else None)
 
-    def abort(self) -> None:
-        self._stop = True
-        self._queue.put(None)
-        self._thread.join()
-        self._switching.end()
-
-    def _raise_error(self) -> None:
-        if self._error is not None:
-            # The same Django exceptions (IntegrityError, ...) as on the caller's own cursor.
-            with connection.wrap_database_errors:
-                raise self._error
-
-    def _run(self) -> None:
-        if self._check_first:
-            try:
-                with self._raw.cursor() as cursor:
-                    cursor.execute(f"SET CONSTRAINTS {self._check_first} IMMEDIATE")
-                    cursor.execute(f"SET CONSTRAINTS {self._check_first} DEFERRED")
-            except BaseException as exc:  # handed to the caller's thread
-                self._error = exc
-        while (chunk := self._queue.get()) is not None:
-            if self._error is None and not self._stop:
-                try:
-                    self._write(*chunk)
-                except BaseException as exc:  # handed to the caller's thread
-                    self._error = exc
-
-    def _write(
-        self,
-        assignments: list[tuple[int, int, int]],
-        estimates: list[tuple[int, int, int, int]],
-        reopened: dict[int, int],
-    ) -> None:
+    def write(self, cursor: Any, chunk: _Chunk) -> None:
+        assignments, estimates, reopened = chunk
         first = len(self._ids)
         revive = [reopened.get(first + i) for i in range(len(assignments))]
-        with self._raw.cursor() as cursor:
-            fresh = [row for row, pk in zip(assignments, revive, strict=True) if pk is None]
-            new_ids: list[int] = []
-            if fresh:
-                # The estimates reference these ids without a RETURNING.
-                new_ids = _next_ids(cursor, Assignment, len(fresh))
-                self._copy_assignments(cursor, fresh, new_ids)
-            revived = [pk for pk in revive if pk is not None]
-            if revived:
-                cursor.execute(
-                    f"UPDATE {Assignment._meta.db_table} SET status = %s, reserved_until = %s"  # noqa: S608 (model table name)
-                    " WHERE id = ANY(%s)",
-                    [AssignmentStatus.ASSIGNED.value, self._deadline, revived],
-                )
-            fresh_ids = iter(new_ids)
-            self._ids.extend(pk if pk is not None else next(fresh_ids) for pk in revive)
-            if estimates:
-                self._copy_estimates(cursor, estimates)
+        fresh = [row for row, pk in zip(assignments, revive, strict=True) if pk is None]
+        new_ids: list[int] = []
+        if fresh:
+            # The estimates reference these ids without a RETURNING.
+            new_ids = next_ids(cursor, Assignment, len(fresh))
+            self._copy_assignments(cursor, fresh, new_ids)
+        revived = [pk for pk in revive if pk is not None]
+        if revived:
+            cursor.execute(
+                f"UPDATE {Assignment._meta.db_table} SET status = %s, reserved_until = %s"  # noqa: S608 (model table name)
+                " WHERE id = ANY(%s)",
+                [AssignmentStatus.ASSIGNED.value, self._deadline, revived],
+            )
+        fresh_ids = iter(new_ids)
+        self._ids.extend(pk if pk is not None else next(fresh_ids) for pk in revive)
+        if estimates:
+            self._copy_estimates(cursor, estimates)
 
     def _copy_assignments(
         self, cursor: Any, rows: list[tuple[int, int, int]], ids: list[int]
     ) -> None:
         table = np.array(rows, dtype=np.int64).reshape(-1, 3)
-        data = _binary_copy_data(
+        copy_model_rows(
+            cursor,
+            Assignment,
             len(rows),
-            [
-                (">i8", np.array(ids, dtype=np.int64)),
-                (">i8", table[:, 0]),  # expert
-                (">i8", table[:, 1]),  # answer
-                (">i8", table[:, 2]),  # panel
-                ("bytes", AssignmentKind.WORK.value.encode()),
-                ("bytes", AssignmentStatus.ASSIGNED.value.encode()),
-                (">i8", _pg_timestamp(self._deadline)),
-                (">i8", _pg_timestamp(self._now)),
-                (">i8", 0),  # time_spent_ms
-                ("bytes", b"\x00"),  # critical_stop
-                ("bytes", b"\x00"),  # locked
-                ("bytes", b"\x01{}"),  # drafts_backup: jsonb version 1, then the text
-                ("bytes", b""),  # submission_key
-            ],
+            {
+                "id": np.array(ids, dtype=np.int64),
+                "expert": table[:, 0],
+                "answer": table[:, 1],
+                "panel": table[:, 2],
+                "kind": AssignmentKind.WORK.value,
+                "status": AssignmentStatus.ASSIGNED.value,
+                "reserved_until": self._deadline,
+                "submission_key": "",
+            },
+            now=self._now,
         )
-        columns = (
-            "id, expert_id, answer_id, panel_id, kind, status, reserved_until, created_at, "
-            "time_spent_ms, critical_stop, locked, drafts_backup, submission_key"
-        )
-        with cursor.copy(
-            f"COPY {Assignment._meta.db_table} ({columns}) FROM STDIN (FORMAT BINARY)"
-        ) as copy:
-            copy.write(data)
 
     def _copy_estimates(self, cursor: Any, rows: list[tuple[int, int, int, int]]) -> None:
         table = np.array(rows, dtype=np.int64).reshape(-1, 4)
         ids = np.array(self._ids, dtype=np.int64)
-        data = _binary_copy_data(
+        copy_model_rows(
+            cursor,
+            Estimate,
             len(rows),
-            [
-                (">i8", table[:, 1]),  # triple
-                (">i8", ids[table[:, 0]]),  # assignment
-                (">i8", table[:, 2]),  # expert
-                (">i2", table[:, 3]),  # slot
-                ("bytes", EstimateStatus.PENDING.value.encode()),
-                ("bytes", b"\x00"),  # is_na
-                ("bytes", b""),  # rationale
-                (">i8", 0),  # time_spent_ms
-                (">i4", 0),  # revision
-                (">i8", _pg_timestamp(self._now)),  # updated_at
-            ],
+            {
+                "triple": table[:, 1],
+                "assignment": ids[table[:, 0]],
+                "expert": table[:, 2],
+                "slot": table[:, 3],
+                "status": EstimateStatus.PENDING.value,
+                "rationale": "",
+            },
+            now=self._now,
         )
-        columns = (
-            "triple_id, assignment_id, expert_id, slot, status, is_na, rationale, "
-            "time_spent_ms, revision, updated_at"
-        )
-        with cursor.copy(
-            f"COPY {Estimate._meta.db_table} ({columns}) FROM STDIN (FORMAT BINARY)"
-        ) as copy:
-            copy.write(data)
 
 
 @transaction.atomic
