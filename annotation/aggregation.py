@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -47,6 +47,7 @@ from annotation.models import (
     TripleAggregate,
 )
 from annotation.rationale import SCRIPT_RANGES, RationaleRule
+from lib.arrow import stream_query
 from taxonomy.models import Criterion, CriterionGroup, Rubric, Task, best_of
 from taxonomy.services import task_tops
 
@@ -487,91 +488,6 @@ class snapshot:
 
     def __exit__(self, *exc: Any) -> None:
         self._atomic.__exit__(*exc)
-
-
-def stream_query(
-    sql: str, schema: pa.Schema, *, chunk_rows: int = 50_000
-) -> Iterator[pa.RecordBatch]:
-    """Yield record batches of `sql` (no parameters) typed by `schema`.
-
-    PostgreSQL: `COPY (sql) TO STDOUT (FORMAT csv)` parsed by Arrow's streaming CSV reader, the
-    fastest way out of the server with bounded memory. Other databases: fetchmany in chunks.
-    Booleans must be selected as 0/1 integers (schema type bool is converted here).
-    """
-    wire = pa.schema(
-        [pa.field(f.name, pa.int8() if pa.types.is_boolean(f.type) else f.type) for f in schema]
-    )
-    if is_postgres():
-        yield from _stream_copy(sql, schema, wire, chunk_rows)
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(sql)
-        while True:
-            rows = cursor.fetchmany(chunk_rows)
-            if not rows:
-                break
-            columns = list(zip(*rows, strict=True))
-            arrays = [
-                pa.array(col, type=f.type if not pa.types.is_boolean(f.type) else pa.int8())
-                for col, f in zip(columns, schema, strict=True)
-            ]
-            yield _cast_bools(pa.RecordBatch.from_arrays(arrays, schema=wire), schema)
-
-
-def _cast_bools(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    arrays = [
-        pc.cast(batch.column(i), pa.bool_()) if pa.types.is_boolean(f.type) else batch.column(i)
-        for i, f in enumerate(schema)
-    ]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
-
-
-_COPY_CHUNK_BYTES = 8 << 20
-
-
-def _stream_copy(
-    sql: str, schema: pa.Schema, wire: pa.Schema, chunk_rows: int
-) -> Iterator[pa.RecordBatch]:
-    """COPY rows gathered into chunks (rows or bytes, whichever fills first), parsed by Arrow.
-
-    psycopg hands COPY data over one row per block. The blocks are collected here, in the
-    calling thread, and each chunk goes to Arrow's CSV parser as one buffer: Arrow's streaming
-    reader would instead pull the bytes through a Python file object from its own I/O thread,
-    and the per-row objects allocated there fragment malloc arenas (hundreds of MB of RSS).
-    """
-    from pyarrow import csv as pacsv
-
-    read_options = pacsv.ReadOptions(column_names=wire.names, use_threads=True)
-    parse_options = pacsv.ParseOptions(newlines_in_values=True)
-    convert_options = pacsv.ConvertOptions(
-        column_types=wire, strings_can_be_null=True, quoted_strings_can_be_null=False
-    )
-
-    def parse(data: bytearray) -> Iterator[pa.RecordBatch]:
-        table = pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(data)),
-            read_options=read_options,
-            parse_options=parse_options,
-            convert_options=convert_options,
-        )
-        for batch in table.combine_chunks().to_batches(max_chunksize=chunk_rows):
-            yield _cast_bools(batch, schema)
-
-    with connection.cursor() as cursor, cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv)") as copy:
-        # Each block is copied into one growing buffer at once: holding on to the blocks
-        # themselves (libpq buffers behind memoryviews) until the chunk is full cost ~2 us of
-        # CPU per row to allocate and free, more than receiving them.
-        data = bytearray()
-        rows = 0
-        for block in copy:
-            data += block
-            rows += 1
-            if rows >= chunk_rows or len(data) >= _COPY_CHUNK_BYTES:
-                yield from parse(data)
-                # A new buffer, not a cleared one: Arrow read the old one without copying.
-                data, rows = bytearray(), 0
-        if rows:
-            yield from parse(data)
 
 
 def _tables() -> dict[str, str]:

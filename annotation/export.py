@@ -44,7 +44,6 @@ from annotation.aggregation import (
     is_postgres,
     release_memory,
     snapshot,
-    stream_query,
 )
 from annotation.models import (
     Answer,
@@ -55,6 +54,7 @@ from annotation.models import (
     LanguageModel,
     Triple,
 )
+from lib.arrow import stream_query
 from panels.models import Expert, Panel
 from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
 

@@ -4,8 +4,10 @@ The timed run is what the first `manage.py build_assignments` on freshly importe
 creating every triple, filling every estimate slot, and the foreign-key checks of all those new
 rows. The production path writes with COPY (triples, then assignments and estimates streamed
 from a second thread while the slot loop runs). The baseline, measured in the same run on the
-same data, is the same builder writing through the ORM's bulk_create. Both run inside one
-transaction that is rolled back, so the bench database keeps whatever other benchmarks generated.
+same data, is the same builder writing through the ORM's bulk_create; the other binary encoding
+of lib.pgcopy (psycopg's write_row instead of the numpy layout) is measured in the same run too.
+All run inside one transaction that is rolled back, so the bench database keeps whatever other
+benchmarks generated.
 
 Django declares every foreign key DEFERRABLE INITIALLY DEFERRED, so PostgreSQL checks the new
 rows at COMMIT (one check per row and foreign key, ~1.3 million here). A rolled-back run never
@@ -110,13 +112,27 @@ def main(scale: str) -> str:
 
     from annotation import assignments
     from annotation.models import Estimate, Triple
+    from lib import pgcopy
 
     threshold = assignments.COPY_THRESHOLD
+    method = pgcopy.COPY_METHOD
     with transaction.atomic():
         sid = transaction.savepoint()
         _clear()
         copy = _first_build()
         counts = (Triple.objects.count(), Estimate.objects.count())
+        transaction.savepoint_rollback(sid)
+        # The other binary encoding of the same rows (lib.pgcopy: numpy layout or psycopg's
+        # set_types + write_row), measured the same way, for the record in docs/benchmarks.md.
+        other = "rows" if method == "numpy" else "numpy"
+        sid = transaction.savepoint()
+        _clear()
+        pgcopy.COPY_METHOD = other
+        try:
+            alternative = _first_build()
+        finally:
+            pgcopy.COPY_METHOD = method
+        alt_counts = (Triple.objects.count(), Estimate.objects.count())
         transaction.savepoint_rollback(sid)
         _clear()
         assignments.COPY_THRESHOLD = sys.maxsize
@@ -128,15 +144,20 @@ def main(scale: str) -> str:
         transaction.set_rollback(True)
     connection.close()
     report = copy["report"]
-    assert counts == orm_counts == (report["triples_created"], report["estimates_created"])
-    assert orm["report"] == report
+    assert counts == orm_counts == alt_counts
+    assert counts == (report["triples_created"], report["estimates_created"])
+    assert orm["report"] == report == alternative["report"]
     print(
         f"dataset: {stats.get('answers')} answers; first build created "
         f"{report['triples_created']} triples, {report['assignments_created']} assignments and "
         f"{report['estimates_created']} estimate slots",
         flush=True,
     )
-    for name, run in (("COPY path", copy), ("ORM bulk_create path", orm)):
+    for name, run in (
+        (f"COPY path ({method})", copy),
+        (f"COPY path ({other})", alternative),
+        ("ORM bulk_create path", orm),
+    ):
         checks = " + ".join(
             f"{table.removeprefix('annotation_')} ({run['fks'][table]} FKs) {seconds:.2f}"
             for table, seconds in run["checks"].items()
