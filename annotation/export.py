@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import re
 import shutil
 import threading
 import time
@@ -55,15 +54,11 @@ from annotation.models import (
     Triple,
 )
 from lib.arrow import stream_query
+from lib.xlsx import EXCEL_MAX_CHARS, EXCEL_MAX_ROWS, TRUNCATION_MARKER, XlsxWriter
 from panels.models import Expert, Panel
 from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
 
 FORMATS = ("parquet", "xlsx")
-EXCEL_MAX_ROWS = 1_048_576  # rows per sheet, the header included
-EXCEL_MAX_CHARS = 32_767  # characters per cell (UTF-16 units)
-TRUNCATION_MARKER = " […truncated]"
-_CONTROL_RE = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
-_FORMULA_START_RE = r"^[=+\-@\t\r]"
 
 
 @dataclass
@@ -753,361 +748,6 @@ class ParquetSink:
         return None
 
 
-class XlsxSink:
-    """Sheets of an .xlsx workbook, written as SpreadsheetML by Arrow compute kernels.
-
-    Why not xlsxwriter: its pure-Python cell calls run at ~200,000 cells/s, and the full dataset
-    has ~15 million cells (over a minute of calls alone). Here each batch becomes its sheet XML
-    in a handful of vectorised Arrow string kernels (escape, concatenate), and the bytes go
-    straight into a streamed zip member: no Python work per cell or row, memory bounded by one
-    batch. The format written is what xlsxwriter's constant_memory mode writes too: inline
-    strings (no shared-string table), one sheet streamed after the other.
-
-    Text cells: control characters removed, cut at Excel's 32,767-character limit with a marker,
-    and always inline strings (never a formula); text starting with = + - @ also gets Excel's
-    quote prefix so that editing the cell does not turn it into a formula. A table longer than
-    the sheet row limit continues on "name (2)", "name (3)"...
-    """
-
-    def __init__(self, path: Path, *, max_rows: int = EXCEL_MAX_ROWS) -> None:
-        # Level 1: the sheets are hundreds of MB of repetitive XML; higher levels cost several
-        # times the CPU for a few percent smaller files.
-        self.archive = zipfile.ZipFile(
-            path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1, allowZip64=True
-        )
-        self.max_rows = max_rows
-        self.rows: dict[str, int] = {}
-        self.sheets: dict[str, list[str]] = {}
-        self._titles: list[str] = []
-
-    def _open_sheet(self, title: str, cols: str = "") -> Any:
-        self._titles.append(title[:31])
-        stream = self.archive.open(
-            f"xl/worksheets/sheet{len(self._titles)}.xml", "w", force_zip64=True
-        )
-        stream.write((_SHEET_HEAD + cols + "<sheetData>").encode())
-        return stream
-
-    @staticmethod
-    def _close_sheet(stream: Any) -> None:
-        stream.write(b"</sheetData></worksheet>")
-        stream.close()
-
-    def _new_sheet(self, name: str, part: int, header: list[str]) -> Any:
-        title = name if part == 1 else f"{name} ({part})"
-        stream = self._open_sheet(title)
-        cells = "".join(
-            f'<c r="{_col_letter(c)}1" t="inlineStr" s="{_XF_BOLD}"><is>{_xml_text(head)}</is></c>'
-            for c, head in enumerate(header)
-        )
-        stream.write(f'<row r="1">{cells}</row>'.encode())
-        self.sheets.setdefault(name, []).append(title[:31])
-        return stream
-
-    def write_table(self, name: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> None:
-        header = list(schema.names)
-        part = 1
-        sheet = self._new_sheet(name, part, header)
-        row = 1
-        total = 0
-        try:
-            for batch in batches:
-                offset = 0
-                while offset < batch.num_rows:
-                    room = self.max_rows - row
-                    if room <= 0:
-                        self._close_sheet(sheet)
-                        part += 1
-                        sheet = self._new_sheet(name, part, header)
-                        row = 1
-                        room = self.max_rows - 1
-                    piece = batch.slice(offset, room)
-                    _batch_xml(sheet, piece, row)
-                    row += piece.num_rows
-                    offset += piece.num_rows
-                    total += piece.num_rows
-                # As in ParquetSink: the batch's XML is written, its buffers go back now.
-                pa.default_memory_pool().release_unused()
-        finally:
-            self._close_sheet(sheet)
-        self.rows[name] = total
-
-    def write_frame(self, name: str, frame: pd.DataFrame) -> None:
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        self.write_table(name, table.schema, iter(table.to_batches(max_chunksize=50_000)))
-
-    def write_readme(self, lines: list[tuple[str, str]]) -> None:
-        stream = self._open_sheet(
-            "README",
-            '<cols><col min="1" max="1" width="28" customWidth="1"/>'
-            '<col min="2" max="2" width="100" customWidth="1"/></cols>',
-        )
-        for row, (key, text) in enumerate(lines, start=1):
-            stream.write(
-                (
-                    f'<row r="{row}"><c r="A{row}" t="inlineStr" s="{_XF_BOLD}">'
-                    f"<is>{_xml_text(clean_cell(key))}</is></c>"
-                    f'<c r="B{row}" t="inlineStr"><is>{_xml_text(clean_cell(text))}</is></c></row>'
-                ).encode()
-            )
-        self._close_sheet(stream)
-
-    def close(self) -> None:
-        titles = self._titles
-        sheets = "".join(
-            f'<sheet name="{_xml_attr(t)}" sheetId="{i}" r:id="rId{i}"/>'
-            for i, t in enumerate(titles, start=1)
-        )
-        parts = {
-            "[Content_Types].xml": _CONTENT_TYPES.format(
-                sheets="".join(
-                    f'<Override PartName="/xl/worksheets/sheet{i}.xml" ContentType="{_CT_SHEET}"/>'
-                    for i in range(1, len(titles) + 1)
-                )
-            ),
-            "_rels/.rels": _ROOT_RELS,
-            "xl/workbook.xml": _WORKBOOK.format(sheets=sheets),
-            "xl/_rels/workbook.xml.rels": _WORKBOOK_RELS.format(
-                sheets="".join(
-                    f'<Relationship Id="rId{i}" Type="{_REL_SHEET}" '
-                    f'Target="worksheets/sheet{i}.xml"/>'
-                    for i in range(1, len(titles) + 1)
-                ),
-                styles=len(titles) + 1,
-            ),
-            "xl/styles.xml": _STYLES,
-        }
-        try:
-            for name, text in parts.items():
-                self.archive.writestr(name, text.encode())
-        finally:
-            self.archive.close()
-
-
-# SpreadsheetML boilerplate: the minimal parts Excel, LibreOffice and openpyxl need.
-_NS_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
-_NS_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-_XML_DECL = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-_SHEET_HEAD = f'{_XML_DECL}<worksheet xmlns="{_NS_MAIN}" xmlns:r="{_NS_REL}">'
-_CT_SHEET = "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"
-_REL_SHEET = f"{_NS_REL}/worksheet"
-_CONTENT_TYPES = (
-    _XML_DECL + '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-    '<Default Extension="rels" '
-    'ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-    '<Default Extension="xml" ContentType="application/xml"/>'
-    '<Override PartName="/xl/workbook.xml" '
-    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
-    '<Override PartName="/xl/styles.xml" '
-    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>'
-    "{sheets}</Types>"
-)
-_ROOT_RELS = (
-    _XML_DECL
-    + '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-    f'<Relationship Id="rId1" Type="{_NS_REL}/officeDocument" Target="xl/workbook.xml"/>'
-    "</Relationships>"
-)
-_WORKBOOK = (
-    _XML_DECL
-    + f'<workbook xmlns="{_NS_MAIN}" xmlns:r="{_NS_REL}"><sheets>{{sheets}}</sheets></workbook>'
-)
-_WORKBOOK_RELS = (
-    _XML_DECL
-    + '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-    "{sheets}"
-    f'<Relationship Id="rId{{styles}}" Type="{_NS_REL}/styles" Target="styles.xml"/>'
-    "</Relationships>"
-)
-# Cell formats: 0 default, 1 bold (headers, README keys), 2 quote prefix (text that starts like a
-# formula stays text when the cell is edited).
-_XF_BOLD = 1
-_XF_QUOTED = 2
-_STYLES = (
-    _XML_DECL + f'<styleSheet xmlns="{_NS_MAIN}">'
-    '<fonts count="2"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font>'
-    '<font><b/><sz val="11"/><name val="Calibri"/><family val="2"/></font></fonts>'
-    '<fills count="2"><fill><patternFill patternType="none"/></fill>'
-    '<fill><patternFill patternType="gray125"/></fill></fills>'
-    '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
-    '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
-    '<cellXfs count="3"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
-    '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/>'
-    '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0" quotePrefix="1"/></cellXfs>'
-    '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
-    "</styleSheet>"
-)
-# Rows turned into XML at once, at most, and the cell text they may carry (see `_xml_slices`):
-# these bound the memory of the string kernels.
-_XML_ROWS = 5_000
-_XML_BYTES = 4 << 20
-
-
-def _col_letter(index: int) -> str:
-    letters = ""
-    index += 1
-    while index:
-        index, rem = divmod(index - 1, 26)
-        letters = chr(65 + rem) + letters
-    return letters
-
-
-def _xml_attr(text: str) -> str:
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    )
-
-
-def _xml_text(text: str) -> str:
-    """An <is> body for one (already cleaned) string, the same escaping as `_xml_text_array`."""
-    text = re.sub(_EXCEL_ESCAPE_RE, r"_x005F_\1", text)
-    text = re.sub(_XML_INVALID_RE, "", text)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    space = ' xml:space="preserve"' if re.search(r"^\s|\s$", text) else ""
-    return f"<t{space}>{text}</t>"
-
-
-# Excel reads _xHHHH_ in a string as an escaped character: a literal one is escaped as _x005F_.
-_EXCEL_ESCAPE_RE = r"_(x[0-9A-Fa-f]{4}_)"
-# Characters XML 1.0 forbids that survive the control-character removal.
-_XML_INVALID_RE = "[\ufffe\uffff]"
-_STR = pa.string()
-
-
-def _join(*parts: Any) -> pa.Array:
-    """Element-wise concatenation of string arrays and literals (null in, null out)."""
-    args = [pa.scalar(p, _STR) if isinstance(p, str) else p for p in parts]
-    return pc.binary_join_element_wise(*args, pa.scalar("", _STR))
-
-
-def _xml_text_array(array: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Cleaned text -> (<is> body as XML, formula-start flags), vectorised."""
-    flags = pc.fill_null(pc.match_substring_regex(array, _FORMULA_START_RE), False)
-    text = pc.replace_substring_regex(array, _EXCEL_ESCAPE_RE, r"_x005F_\1")
-    text = pc.replace_substring_regex(text, _XML_INVALID_RE, "")
-    text = pc.replace_substring(text, "&", "&amp;")
-    text = pc.replace_substring(text, "<", "&lt;")
-    text = pc.replace_substring(text, ">", "&gt;")
-    space = pc.fill_null(pc.match_substring_regex(text, r"^\s|\s$"), False)
-    open_t = pc.if_else(space, pa.scalar('<t xml:space="preserve">'), pa.scalar("<t>"))
-    return _join(open_t, text, "</t>"), flags
-
-
-def _clean_text_array(array: pa.Array) -> pa.Array:
-    """Control characters out (vectorised); the rare cells over Excel's limit cut in Python."""
-    array = pc.replace_substring_regex(array.cast(_STR), _CONTROL_RE, "")
-    long = pc.fill_null(pc.greater(pc.utf8_length(array), EXCEL_MAX_CHARS // 2), False)
-    if pc.any(long).as_py():
-        idx = np.flatnonzero(np.asarray(long))
-        cut = [clean_cell(v) for v in pc.take(array, pa.array(idx)).to_pylist()]
-        array = pc.replace_with_mask(array, long, pa.array(cut, _STR))
-    return array
-
-
-def _string_tail(array: pa.Array) -> pa.Array:
-    """Everything of a text cell after its reference: ` t="inlineStr"...</c>`."""
-    body, flags = _xml_text_array(_clean_text_array(array))
-    style = pc.if_else(flags, pa.scalar(f' s="{_XF_QUOTED}"'), pa.scalar(""))
-    return _join('" t="inlineStr"', style, "><is>", body, "</is></c>")
-
-
-def _cell_tails(array: pa.Array) -> pa.Array:
-    """One column (not dictionary-encoded) as the tails of its cells (null: empty cell)."""
-    if pa.types.is_timestamp(array.type):
-        array = pc.strftime(array, format="%Y-%m-%dT%H:%M:%S%z")
-    if pa.types.is_boolean(array.type):
-        value = pc.if_else(array, pa.scalar("1"), pa.scalar("0"))
-        return _join('" t="b"><v>', value, "</v></c>")
-    if pa.types.is_integer(array.type) or pa.types.is_floating(array.type):
-        if pa.types.is_floating(array.type):
-            finite = pc.is_finite(array)
-            array = pc.if_else(finite, array, pa.scalar(None, array.type))
-        return _join('"><v>', array.cast(_STR), "</v></c>")
-    if pa.types.is_null(array.type):
-        return pa.nulls(len(array), _STR)
-    return _string_tail(array)
-
-
-def _batch_xml(stream: Any, batch: pa.RecordBatch, first_row: int) -> None:
-    """Write the `<row>` elements of a batch whose first row has 0-based index `first_row`."""
-    columns: list[tuple[pa.Array, pa.Array | None]] = []
-    for c in range(batch.num_columns):
-        array = batch.column(c)
-        if pa.types.is_dictionary(array.type):
-            # Texts repeated along the column (answers, instructions, rubrics): escape each
-            # distinct value once per batch, then gather by index slice by slice.
-            columns.append((_string_tail(array.dictionary), array.indices))
-        else:
-            columns.append((_cell_tails(array), None))
-    for start, n in _xml_slices(columns, batch.num_rows):
-        row0 = first_row + start + 1  # Excel rows count from 1
-        numbers = pa.array(np.arange(row0, row0 + n)).cast(_STR)
-        cells = []
-        for c, (tails, indices) in enumerate(columns):
-            part = (
-                pc.take(tails, indices.slice(start, n))
-                if indices is not None
-                else tails.slice(start, n)
-            )
-            cells.append(pc.fill_null(_join(f'<c r="{_col_letter(c)}', numbers, part), ""))
-        _write_xml(stream, _join('<row r="', numbers, '">', *cells, "</row>"))
-
-
-def _xml_slices(
-    columns: list[tuple[pa.Array, pa.Array | None]], num_rows: int
-) -> Iterator[tuple[int, int]]:
-    """(start, length) of the slices a batch is turned into XML by: at most _XML_ROWS rows and
-    about _XML_BYTES of cell text each. Rows of the triples sheet carry the answer, instruction
-    and rubric texts (~6 KB): 5,000 of them made ~30 MB of XML, held several times over while
-    the cells were joined; the estimates sheet's rows (~600 B) keep their 5,000-row slices."""
-    sizes = np.zeros(num_rows, dtype=np.int64)
-    for tails, indices in columns:
-        lengths = pc.binary_length(tails)
-        if indices is not None:
-            lengths = pc.take(lengths, indices)
-        sizes += np.asarray(pc.fill_null(lengths, 0).to_numpy(zero_copy_only=False))
-    ends = np.cumsum(sizes)
-    start = 0
-    while start < num_rows:
-        before = int(ends[start - 1]) if start else 0
-        stop = int(np.searchsorted(ends, before + _XML_BYTES, side="right"))
-        stop = min(max(stop, start + 1), start + _XML_ROWS, num_rows)
-        yield start, stop - start
-        start = stop
-
-
-def _write_xml(stream: Any, rows: pa.Array) -> None:
-    """Write the concatenated values of a string array (no nulls): its data buffer, as is."""
-    if len(rows) == 0:
-        return
-    width = 8 if pa.types.is_large_string(rows.type) else 4
-    offsets = np.frombuffer(
-        rows.buffers()[1],
-        dtype=np.int64 if width == 8 else np.int32,
-        count=len(rows) + 1,
-        offset=rows.offset * width,
-    )
-    data = rows.buffers()[2]
-    stream.write(memoryview(data)[int(offsets[0]) : int(offsets[-1])])
-
-
-def clean_cell(text: str) -> str:
-    """One text cell as Excel can hold it: no control characters, at most 32,767 characters."""
-    text = re.sub(_CONTROL_RE, "", text)
-    if len(text) > EXCEL_MAX_CHARS // 2 and _utf16_len(text) > EXCEL_MAX_CHARS:
-        text = _utf16_cut(text, EXCEL_MAX_CHARS - len(TRUNCATION_MARKER)) + TRUNCATION_MARKER
-    return text
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _utf16_cut(text: str, units: int) -> str:
-    cut = text.encode("utf-16-le")[: units * 2]
-    return cut.decode("utf-16-le", errors="ignore")
-
-
 # --------------------------------------------------------------------------------------------
 # The export service.
 # --------------------------------------------------------------------------------------------
@@ -1191,10 +831,10 @@ def dataset_write(
                 if options.chunk_delay:
                     time.sleep(options.chunk_delay)
 
-            sink: ParquetSink | XlsxSink
+            sink: ParquetSink | XlsxWriter
             if options.fmt == "xlsx":
-                sink = XlsxSink(target, max_rows=options.excel_max_rows)
-                sink.write_readme(readme_lines(options, computed, generated_at))
+                sink = XlsxWriter(target, max_rows=options.excel_max_rows)
+                sink.write_notes(readme_lines(options, computed, generated_at))
             else:
                 sink = ParquetSink(target)
             try:
@@ -1222,7 +862,7 @@ def dataset_write(
     report["rows"] = dict(sink.rows)
     report["format"] = options.fmt
     report["generated_at"] = generated_at.isoformat()
-    if isinstance(sink, XlsxSink):
+    if isinstance(sink, XlsxWriter):
         report["sheets"] = sink.sheets
     return report
 

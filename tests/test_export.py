@@ -602,11 +602,11 @@ def test_shared_rubric_texts_stay_dictionary_encoded_in_parquet(
 def test_excel_rows_are_the_same_whatever_the_xml_slices(
     material: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import annotation.export as export
+    import lib.xlsx
 
     dataset_export(tmp_path / "big.xlsx", ExportOptions(fmt="xlsx"))
     # One row per slice: the slices follow the cell text (the long answer's rows are wide).
-    monkeypatch.setattr(export, "_XML_BYTES", 1)
+    monkeypatch.setattr(lib.xlsx, "_XML_BYTES", 1)
     dataset_export(tmp_path / "small.xlsx", ExportOptions(fmt="xlsx"))
     with (
         zipfile.ZipFile(tmp_path / "big.xlsx") as big,
@@ -617,24 +617,6 @@ def test_excel_rows_are_the_same_whatever_the_xml_slices(
         for title in titles:
             member = f"xl/worksheets/sheet{book.sheetnames.index(title) + 1}.xml"
             assert big.read(member) == small.read(member), title
-
-
-def test_xml_slices_cover_the_rows_within_both_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
-    import pyarrow as pa
-
-    import annotation.export as export
-
-    monkeypatch.setattr(export, "_XML_ROWS", 4)
-    monkeypatch.setattr(export, "_XML_BYTES", 10)
-    texts = pa.array(["a" * 3, "b" * 12, None, "c"])
-    indices = pa.array([0, 0, 0, 1, 2, 3, 3, 3, 3, 3, 3, 0], pa.int32())
-    plain = pa.array(["x"] * 12)
-    slices = list(export._xml_slices([(texts, indices), (plain, None)], 12))
-    # Cell text per row: 4, 4, 4, 13 (over the bound alone), 1, 2, 2, 2, 2, 2, 2, 4.
-    assert slices == [(0, 2), (2, 1), (3, 1), (4, 4), (8, 4)]
-    sizes = [4, 4, 4, 13, 1, 2, 2, 2, 2, 2, 2, 4]
-    for start, n in slices:
-        assert n <= 4 and (n == 1 or sum(sizes[start : start + n]) <= 10)
 
 
 def test_a_triple_scored_na_by_everyone_is_not_exported(
