@@ -71,8 +71,7 @@ class XlsxWriter:
         title = name if part == 1 else f"{name} ({part})"
         stream = self._open_sheet(title)
         cells = "".join(
-            f'<c r="{_col_letter(c)}1" t="inlineStr" s="{_XF_BOLD}"><is>{_xml_text(head)}</is></c>'
-            for c, head in enumerate(header)
+            _text_cell(f"{_col_letter(c)}1", head, bold=True) for c, head in enumerate(header)
         )
         stream.write(f'<row r="1">{cells}</row>'.encode())
         self.sheets.setdefault(name, []).append(title[:31])
@@ -119,13 +118,8 @@ class XlsxWriter:
             '<col min="2" max="2" width="100" customWidth="1"/></cols>',
         )
         for row, (key, text) in enumerate(lines, start=1):
-            stream.write(
-                (
-                    f'<row r="{row}"><c r="A{row}" t="inlineStr" s="{_XF_BOLD}">'
-                    f"<is>{_xml_text(clean_cell(key))}</is></c>"
-                    f'<c r="B{row}" t="inlineStr"><is>{_xml_text(clean_cell(text))}</is></c></row>'
-                ).encode()
-            )
+            cells = _text_cell(f"A{row}", key, bold=True) + _text_cell(f"B{row}", text)
+            stream.write(f'<row r="{row}">{cells}</row>'.encode())
         self._close_sheet(stream)
 
     def close(self) -> None:
@@ -195,10 +189,11 @@ _WORKBOOK_RELS = (
     f'<Relationship Id="rId{{styles}}" Type="{_NS_REL}/styles" Target="styles.xml"/>'
     "</Relationships>"
 )
-# Cell formats: 0 default, 1 bold (headers, README keys), 2 quote prefix (text that starts like a
-# formula stays text when the cell is edited).
+# Cell formats: 0 default, 1 bold (headers, note keys), 2 quote prefix (text that starts like a
+# formula stays text when the cell is edited), 3 both.
 _XF_BOLD = 1
 _XF_QUOTED = 2
+_XF_BOLD_QUOTED = 3
 _STYLES = (
     _XML_DECL + f'<styleSheet xmlns="{_NS_MAIN}">'
     '<fonts count="2"><font><sz val="11"/><name val="Calibri"/><family val="2"/></font>'
@@ -207,9 +202,11 @@ _STYLES = (
     '<fill><patternFill patternType="gray125"/></fill></fills>'
     '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>'
     '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>'
-    '<cellXfs count="3"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
+    '<cellXfs count="4"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>'
     '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1"/>'
-    '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0" quotePrefix="1"/></cellXfs>'
+    '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0" quotePrefix="1"/>'
+    '<xf numFmtId="0" fontId="1" fillId="0" borderId="0" xfId="0" applyFont="1" quotePrefix="1"/>'
+    "</cellXfs>"
     '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>'
     "</styleSheet>"
 )
@@ -232,6 +229,15 @@ def _xml_attr(text: str) -> str:
     return (
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     )
+
+
+def _text_cell(ref: str, text: str, *, bold: bool = False) -> str:
+    """One inline-string cell written from Python (headers, notes): the same cleaning, escaping
+    and quote prefix as the vectorised cells."""
+    text = clean_cell(text)
+    quoted = re.match(_FORMULA_START_RE, text) is not None
+    style = (_XF_BOLD_QUOTED if quoted else _XF_BOLD) if bold else (_XF_QUOTED if quoted else 0)
+    return f'<c r="{ref}" t="inlineStr" s="{style}"><is>{_xml_text(text)}</is></c>'
 
 
 def _xml_text(text: str) -> str:
