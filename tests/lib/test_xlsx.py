@@ -77,8 +77,7 @@ def _expected_cell(column: str, value: Any) -> Any:
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%dT%H:%M:%S.%f%z")
     if isinstance(value, str):
-        # An empty text cell reads back as empty.
-        return re.sub(r"_(x[0-9A-Fa-f]{4}_)", r"_x005F_\1", clean_cell(value)) or None
+        return re.sub(r"_(x[0-9A-Fa-f]{4}_)", r"_x005F_\1", clean_cell(value))
     return value
 
 
