@@ -32,6 +32,7 @@ from annotation.export import TRUNCATION_MARKER, ExportOptions, dataset_export
 from annotation.models import Answer, Estimate, Job, JobKind, JobStatus, TripleAggregate
 from tests.celery_worker import default_queue, purge_run_queues
 from tests.conftest import PASSWORD, Personas, make_expert
+from tests.lib.libreoffice import assert_libreoffice_reads_as_openpyxl
 from tests.test_aggregation import GOOD, score_triples
 
 # Mostly Cyrillic letters, so the rationale rule keeps it (rationale.py: "mostly Russian").
@@ -156,6 +157,18 @@ def test_excel_round_trip_matches_parquet_and_neutralises_formulas(
     assert long and all(len(a) <= 32_767 for a in long)
     readme = dict(book["README"].iter_rows(values_only=True))
     assert readme["setting: drop_after_critical"] == "True"
+
+
+def test_the_exported_workbook_opens_in_libreoffice_with_the_same_values(
+    material: dict[str, Any], tmp_path: Path
+) -> None:
+    """Conformance (#12 item 6): LibreOffice reads every sheet of the dataset as openpyxl does;
+    the formula-looking rationales stay text there too."""
+    out = tmp_path / "ds.xlsx"
+    dataset_export(out, ExportOptions(fmt="xlsx"))
+    sheets = assert_libreoffice_reads_as_openpyxl(out, tmp_path)
+    assert {"README", "estimates", "triples", "agreement"} <= set(sheets)
+    assert FORMULA in {value for row in sheets["estimates"] for value in row}
 
 
 def test_excel_splits_a_sheet_at_the_row_limit(material: dict[str, Any], tmp_path: Path) -> None:

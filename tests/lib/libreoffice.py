@@ -7,6 +7,7 @@ computed, so a text it had taken for a formula would show its result) and compar
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -57,6 +58,13 @@ def _unescape(value: Any) -> Any:
     return value
 
 
+def _same(ours: Any, theirs: Any) -> bool:
+    """Equal values; LibreOffice keeps 15 significant digits of a double (17 are written)."""
+    if isinstance(ours, float) and isinstance(theirs, float | int):
+        return math.isclose(ours, theirs, rel_tol=1e-14)
+    return bool(ours == theirs and type(ours) is type(theirs))
+
+
 def assert_libreoffice_reads_as_openpyxl(source: Path, workdir: Path) -> dict[str, list[list[Any]]]:
     """Every sheet's values as LibreOffice reads them equal openpyxl's reading; returns them."""
     ours = _values(source)
@@ -66,6 +74,10 @@ def assert_libreoffice_reads_as_openpyxl(source: Path, workdir: Path) -> dict[st
         expected = [[_unescape(v) for v in row] for row in rows]
         # LibreOffice leaves no trailing empty cells; openpyxl's grid of ours pads to the width.
         assert len(theirs[title]) == len(expected), title
-        for mine, lo in zip(expected, theirs[title], strict=True):
-            assert lo + [None] * (len(mine) - len(lo)) == mine, title
+        for r, (mine, lo) in enumerate(zip(expected, theirs[title], strict=True), start=1):
+            lo = lo + [None] * (len(mine) - len(lo))
+            differ = [
+                (c, m, t) for c, (m, t) in enumerate(zip(mine, lo, strict=True)) if not _same(m, t)
+            ]
+            assert not differ, f"{title} row {r}: (column, ours, LibreOffice's) {differ}"
     return theirs
