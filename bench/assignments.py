@@ -104,6 +104,26 @@ def _first_build() -> dict[str, Any]:
     }
 
 
+def _build_with(module: Any, name: str, value: Any) -> tuple[dict[str, Any], tuple[int, int]]:
+    """A first build with module.name set to value, rolled back to a savepoint afterwards;
+    its timings and the (triples, estimates) it created."""
+    from django.db import transaction
+
+    from annotation.models import Estimate, Triple
+
+    saved = getattr(module, name)
+    sid = transaction.savepoint()
+    _clear()
+    setattr(module, name, value)
+    try:
+        run = _first_build()
+        counts = (Triple.objects.count(), Estimate.objects.count())
+    finally:
+        setattr(module, name, saved)
+    transaction.savepoint_rollback(sid)
+    return run, counts
+
+
 def main(scale: str) -> str:
     from bench.datagen import ensure_dataset
 
@@ -111,36 +131,16 @@ def main(scale: str) -> str:
     from django.db import connection, transaction
 
     from annotation import assignments
-    from annotation.models import Estimate, Triple
     from lib import pgcopy
 
-    threshold = assignments.COPY_THRESHOLD
     method = pgcopy.COPY_METHOD
+    # The other binary encoding of the same rows (lib.pgcopy: numpy layout or psycopg's
+    # set_types + write_row), measured the same way, for the record in docs/benchmarks.md.
+    other = "rows" if method == "numpy" else "numpy"
     with transaction.atomic():
-        sid = transaction.savepoint()
-        _clear()
-        copy = _first_build()
-        counts = (Triple.objects.count(), Estimate.objects.count())
-        transaction.savepoint_rollback(sid)
-        # The other binary encoding of the same rows (lib.pgcopy: numpy layout or psycopg's
-        # set_types + write_row), measured the same way, for the record in docs/benchmarks.md.
-        other = "rows" if method == "numpy" else "numpy"
-        sid = transaction.savepoint()
-        _clear()
-        pgcopy.COPY_METHOD = other
-        try:
-            alternative = _first_build()
-        finally:
-            pgcopy.COPY_METHOD = method
-        alt_counts = (Triple.objects.count(), Estimate.objects.count())
-        transaction.savepoint_rollback(sid)
-        _clear()
-        assignments.COPY_THRESHOLD = sys.maxsize
-        try:
-            orm = _first_build()
-        finally:
-            assignments.COPY_THRESHOLD = threshold
-        orm_counts = (Triple.objects.count(), Estimate.objects.count())
+        copy, counts = _build_with(pgcopy, "COPY_METHOD", method)
+        alternative, alt_counts = _build_with(pgcopy, "COPY_METHOD", other)
+        orm, orm_counts = _build_with(assignments, "COPY_THRESHOLD", sys.maxsize)
         transaction.set_rollback(True)
     connection.close()
     report = copy["report"]

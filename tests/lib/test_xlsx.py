@@ -1,4 +1,5 @@
-"""lib.xlsx: what the writer puts in a workbook is what openpyxl reads back."""
+"""lib.xlsx: what the writer puts in a workbook is what openpyxl reads back, and LibreOffice
+reads the same (conformance; a missing soffice fails that test: CI installs it)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 import lib.xlsx
 from lib.xlsx import EXCEL_MAX_CHARS, TRUNCATION_MARKER, XlsxWriter, clean_cell
+from tests.lib.libreoffice import assert_libreoffice_reads_as_openpyxl
 
 SCHEMA = pa.schema(
     [
@@ -36,6 +38,7 @@ TEXTS = [
     " leading and trailing ",
     "bell\x07 and nul\x00 removed",
     "_x0041_ stays literal",
+    "строка\nс переводом",
     "",
     None,
     LONG,
@@ -104,7 +107,7 @@ def test_formula_looking_text_is_neutralised(tmp_path: Path) -> None:
     path = tmp_path / "book.xlsx"
     writer = XlsxWriter(path)
     writer.write_notes([("=key", "=1+1"), ("plain", "text")], title="Notes")
-    writer.write_table("data", SCHEMA, iter([_batch(12)]))
+    writer.write_table("data", SCHEMA, iter([_batch(len(TEXTS))]))
     writer.close()
     book = openpyxl.load_workbook(path)
     for sheet in book:
@@ -129,9 +132,9 @@ def test_text_over_the_cell_limit_is_cut_with_a_marker(tmp_path: Path) -> None:
     assert clean_cell("short\x01") == "short"
     path = tmp_path / "book.xlsx"
     writer = XlsxWriter(path)
-    writer.write_table("data", SCHEMA, iter([_batch(12)]))
+    writer.write_table("data", SCHEMA, iter([_batch(len(TEXTS))]))
     writer.close()
-    assert _sheet_values(path, "data")[12][4] == cut
+    assert _sheet_values(path, "data")[TEXTS.index(LONG) + 1][4] == cut
 
 
 def test_a_table_over_the_row_limit_continues_on_numbered_sheets(tmp_path: Path) -> None:
@@ -186,3 +189,17 @@ def test_xml_slices_cover_the_rows_within_both_bounds(monkeypatch: pytest.Monkey
     sizes = [4, 4, 4, 13, 1, 2, 2, 2, 2, 2, 2, 4]
     for start, n in slices:
         assert n <= 4 and (n == 1 or sum(sizes[start : start + n]) <= 10)
+
+
+def test_libreoffice_reads_the_values_openpyxl_reads(tmp_path: Path) -> None:
+    source = tmp_path / "book.xlsx"
+    rows = 2 * len(TEXTS)
+    writer = XlsxWriter(source, max_rows=rows)  # the last row continues on "data (2)"
+    writer.write_notes([("=key", "-value"), ("Notes", "Заметки")])
+    writer.write_table("data", SCHEMA, iter([_batch(rows)]))
+    writer.close()
+    theirs = assert_libreoffice_reads_as_openpyxl(source, tmp_path)
+    assert list(theirs) == ["README", "data", "data (2)"]
+    # Formula-looking text is text in LibreOffice too, not a formula's result.
+    assert theirs["README"][0] == ["=key", "-value"]
+    assert theirs["data"][1][4:] == ["=1+1", '=HYPERLINK("http://x")']
