@@ -31,7 +31,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 import numpy as np
-from django.db import connection, models
+from django.db import connection as default_connection
+from django.db import models
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 
@@ -83,7 +84,7 @@ def pg_timestamp(moment: datetime) -> int:
 
 
 def _field_type(field: models.Field[Any, Any]) -> tuple[str, str]:
-    db_type = str(field.db_type(connection) or "")
+    db_type = str(field.db_type(default_connection) or "")
     if db_type.startswith("varchar"):
         db_type = "text"  # varchar takes text's binary input
     if db_type not in _TYPES:
@@ -152,10 +153,14 @@ def copy_model_rows(
     now: datetime | None = None,
     method: str | None = None,
 ) -> None:
-    """COPY n rows into the model's table on a psycopg (or Django) cursor; see the module doc."""
+    """COPY n rows into the model's table on a psycopg (or Django) cursor; see the module doc.
+
+    Column types and quoting come from Django's default connection (PostgreSQL's, as the
+    cursor's), which a model field needs to name its column type."""
     columns = copy_columns(model, values, now=now)
-    names = ", ".join(connection.ops.quote_name(c.column) for c in columns)
-    table = connection.ops.quote_name(model._meta.db_table)
+    quote = default_connection.ops.quote_name
+    names = ", ".join(quote(c.column) for c in columns)
+    table = quote(model._meta.db_table)
     sql = f"COPY {table} ({names}) FROM STDIN (FORMAT BINARY)"
     method = method or COPY_METHOD
     with cursor.copy(sql) as copy:
@@ -309,7 +314,8 @@ Chunk = TypeVar("Chunk")
 class ThreadedCopyWriter(Generic[Chunk]):
     """Writes chunks from a second thread, on the caller's connection and transaction.
 
-    Subclasses implement `write(cursor, chunk)`. The thread uses the raw psycopg connection,
+    Subclasses implement `write(cursor, chunk)`. The thread uses the raw psycopg connection of
+    `connection` (a Django connection, the default one if not given),
     whose lock serialises it with anything the caller's thread runs meanwhile. `first`, if
     given, runs in the thread before the first chunk (work for the server while the producer
     computes that chunk). An error in the thread is re-raised in the caller's thread (as the
@@ -319,13 +325,16 @@ class ThreadedCopyWriter(Generic[Chunk]):
 
     thread_name = "copy-writer"
 
-    def __init__(self, *, first: Callable[[Any], None] | None = None) -> None:
+    def __init__(
+        self, *, first: Callable[[Any], None] | None = None, connection: Any = None
+    ) -> None:
         self._queue: queue.SimpleQueue[Chunk | None] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self._stop = False
         self._first = first
-        connection.ensure_connection()
-        self._raw = connection.connection
+        self._connection = connection or default_connection
+        self._connection.ensure_connection()
+        self._raw = self._connection.connection
         self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
         self._switching = FastSwitching()
         self._thread.start()
@@ -353,7 +362,7 @@ class ThreadedCopyWriter(Generic[Chunk]):
 
     def _raise_error(self) -> None:
         if self._error is not None:
-            with connection.wrap_database_errors:
+            with self._connection.wrap_database_errors:
                 raise self._error
 
     def _run(self) -> None:
