@@ -21,6 +21,7 @@ NAMES = [
     "export-xlsx",
     "judge-gpu",
     "import-material",
+    "copy-encoding",
 ]
 
 
