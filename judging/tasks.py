@@ -1,8 +1,8 @@
 """Celery tasks of the judging app, routed to the `judge` queue (settings: "judging.*").
 
 Run on a GPU host: `celery -A config worker -Q judge --pool solo -c 1`, one worker per GPU.
-Tasks take ids; the service checks the batch's state, so a retried or duplicated task does
-nothing twice.
+A batch is a Job (annotation.jobs): the task takes the job's id, and the job skeleton's claim
+makes a retried or duplicated task do nothing twice.
 """
 
 from __future__ import annotations
@@ -11,14 +11,13 @@ from typing import Any
 
 from celery import shared_task
 
+from annotation.jobs import JobContext, job_task
+from annotation.models import JobKind
 from judging import services
 from judging.backends import cached_backend
 from judging.models import JudgeRun
 
 MAX_RETRIES = 5
-# A batch held by another worker is checked again this many times (each after the staleness
-# limit); beyond that the run page's Resume button re-queues it.
-BUSY_RETRIES = 20
 
 
 def _backend(run: JudgeRun) -> Any:
@@ -26,22 +25,23 @@ def _backend(run: JudgeRun) -> Any:
     return cached_backend(run.config, run.backend)
 
 
-@shared_task(bind=True, name="judging.tasks.judge_batch", max_retries=MAX_RETRIES)
-def judge_batch(self: Any, batch_id: int) -> str:
-    try:
-        result = services.batch_execute(batch_id=batch_id, backend_factory=_backend)
-    except Exception as exc:
-        if self.request.is_eager or self.request.retries >= MAX_RETRIES:
-            services.batch_give_up(batch_id=batch_id, error=f"{type(exc).__name__}: {exc}")
-            raise
-        services.batch_requeue(batch_id=batch_id)
-        raise self.retry(exc=exc, countdown=min(300, 10 * 2**self.request.retries)) from exc
-    if result == "busy" and not self.request.is_eager:
-        # Another worker holds a fresh claim; come back once it could have gone stale, in case
-        # that worker died (the broker would redeliver only after its visibility timeout).
-        countdown = int(services.stale_after().total_seconds()) + 1
-        raise self.retry(countdown=countdown, max_retries=BUSY_RETRIES)
-    return result
+def _retry_countdown(retries: int) -> float:
+    return min(300, 10 * 2**retries)
+
+
+# A batch held by a live worker is left to it ("busy"); should that worker die, the sweeper
+# (annotation.jobs.jobs_requeue_stale, beat) re-sends the batch once its heartbeat is stale.
+@job_task(
+    JobKind.JUDGE_BATCH,
+    name="judging.tasks.judge_batch",
+    max_retries=MAX_RETRIES,
+    retry_countdown=_retry_countdown,
+    stale_after=services.stale_after,
+    after=services.batch_after,
+)
+def judge_batch(ctx: JobContext) -> None:
+    """Judge one batch of a run (its job's params name the run and the batch's number)."""
+    services.batch_judge(ctx, backend_factory=_backend)
 
 
 # Not "judging.*": the report is computed by the ordinary workers (numpy, the database), never
