@@ -220,9 +220,18 @@ def job_release(job_id: int, attempt: int, *, status: str = JobStatus.QUEUED) ->
     """Give a running job back (queued for a retry, or cancelled) if this attempt owns it."""
     return bool(
         Job.objects.filter(pk=job_id, attempts=attempt, status=JobStatus.RUNNING).update(
-            status=status, heartbeat_at=None
+            status=status
         )
     )
+
+
+def job_is_active(job: Job, stale_after: timedelta) -> bool:
+    """Whether the job will still run or finish by itself: queued lately (or put back for a
+    retry lately), or running with a fresh heartbeat. A caller that wants one job at a time
+    (a run's report) starts another only when this is False."""
+    last = job.heartbeat_at or job.created_at
+    fresh = last is not None and last > timezone.now() - stale_after
+    return job.status in (JobStatus.QUEUED, JobStatus.RUNNING) and fresh
 
 
 # --------------------------------------------------------------------------------------------

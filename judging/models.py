@@ -226,16 +226,16 @@ class JudgeEstimate(models.Model):
 class JudgeReport(models.Model):
     """The judge-vs-experts report of a run, computed once (judging.report) and read by the run
     page. `fingerprint` names its inputs (judging.report.report_fingerprint): when the current
-    one differs, the report is stale and a recompute is queued. `computing_since` is the claim
-    of the one computation allowed at a time (taken by compare-and-set); `requested_at` records
-    a request made while it ran, so that another follows."""
+    one differs, the report is stale and a recompute is queued. `job` is the latest computation,
+    a Job of kind "judge_report": one at a time per run (set by compare-and-set while it is
+    active); `requested_at` records a request made while it ran, so that another follows."""
 
     run = models.OneToOneField(JudgeRun, on_delete=models.CASCADE, related_name="report")
     data = models.JSONField(null=True, blank=True)
     fingerprint = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(default=0)
-    computing_since = models.DateTimeField(null=True, blank=True)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     requested_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
 

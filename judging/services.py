@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
-from annotation.jobs import JobContext, enqueue_many, job_run, job_send
+from annotation.jobs import JobContext, enqueue, enqueue_many, job_run, job_send
 from annotation.models import Job, JobKind, JobStatus, Triple
 from judge_worker import JudgeBackend, JudgeItem, JudgeOutput, build_messages, render_rubrics
 from judging.models import (
@@ -34,7 +34,7 @@ from judging.models import (
     RunStatus,
     default_prompt_template,
 )
-from judging.selectors import scope_triples
+from judging.selectors import report_job_active, scope_triples
 
 logger = logging.getLogger(__name__)
 
@@ -456,67 +456,51 @@ def run_throughput(run: JudgeRun) -> float | None:
 # --- the stored judge-vs-experts report ---------------------------------------------------------
 
 
-def report_claim_stale_after() -> timedelta:
-    """A computation claimed longer ago than this belonged to a worker that died."""
-    return timedelta(seconds=float(getattr(settings, "JUDGE_REPORT_CLAIM_STALE_SECONDS", 900)))
+class _RequestLost(Exception):
+    """Another request set the report's job first."""
 
 
 def report_request(run_id: int) -> bool:
-    """Ask for the run's report to be (re)computed; at most one computation runs at a time.
+    """Ask for the run's report to be (re)computed, as a job of kind "judge_report"; at most one
+    computation is active per run.
 
-    The claim is a compare-and-set on `computing_since` (nothing is locked across a request):
-    the caller that sets it queues the Celery task once its transaction commits; a request
-    while a computation runs is recorded in `requested_at` and honoured when it ends. Returns
+    The report's `job` is set by compare-and-set (nothing is locked across a request): the
+    caller that sets it queues the job once its transaction commits; a request while a
+    computation is active is recorded in `requested_at` and honoured when it ends. Returns
     whether this call queued a computation.
     """
     now = timezone.now()
-    JudgeReport.objects.get_or_create(run_id=run_id)
-    JudgeReport.objects.filter(run_id=run_id).update(requested_at=now)
-    claimed = (
-        JudgeReport.objects.filter(run_id=run_id)
-        .filter(
-            Q(computing_since__isnull=True)
-            | Q(computing_since__lt=now - report_claim_stale_after())
-        )
-        .update(computing_since=now)
-    )
-    if not claimed:
+    report, _ = JudgeReport.objects.select_related("job").get_or_create(run_id=run_id)
+    JudgeReport.objects.filter(pk=report.pk).update(requested_at=now)
+    if report_job_active(report):
         return False
-
-    def send() -> None:
-        from judging.tasks import compute_report
-
-        compute_report.delay(run_id)
-
-    transaction.on_commit(send)
+    try:
+        with transaction.atomic():
+            job = enqueue(JobKind.JUDGE_REPORT, {"run": run_id})
+            # Compare-and-set: only if the report still names the job we saw (or none).
+            seen = Q(job__isnull=True) if report.job_id is None else Q(job_id=report.job_id)
+            if not JudgeReport.objects.filter(seen, pk=report.pk).update(job=job):
+                # Rolling the savepoint back drops the job and the callback that would send it.
+                raise _RequestLost
+    except _RequestLost:
+        return False
     return True
 
 
-def report_compute(*, run_id: int, keep_claim_on_error: bool = False) -> JudgeReport:
+def report_compute(*, run_id: int) -> JudgeReport:
     """Compute the run's report (numpy, judging.report) and store it with its inputs'
-    fingerprint, then release the claim. Idempotent: computing again from the same data writes
-    the same report; a task retried or duplicated costs a computation, never a wrong report.
-    If a request came while it computed, the next computation is queued. On an error the
-    claim is released (so a later page load asks again), or kept when the caller retries.
-    """
+    fingerprint. Idempotent: computing again from the same data writes the same report; a job
+    retried or duplicated costs a computation, never a wrong report. The job's body
+    (judging.tasks.compute_report), and on demand (a command, a benchmark)."""
     from judging.report import run_report
 
     run = JudgeRun.objects.select_related("config").get(pk=run_id)
     report, _ = JudgeReport.objects.get_or_create(run=run)
-    started = timezone.now()
-    if report.computing_since is None:
-        # Called directly (not through report_request): claim it for the duration.
-        JudgeReport.objects.filter(pk=report.pk).update(computing_since=started)
-    claim = JudgeReport.objects.values_list("computing_since", flat=True).get(pk=report.pk)
     clock = time.monotonic()
     try:
         data, fingerprint = run_report(run)
     except Exception as exc:
         JudgeReport.objects.filter(pk=report.pk).update(error=f"{type(exc).__name__}: {exc}"[:2000])
-        if not keep_claim_on_error:
-            JudgeReport.objects.filter(pk=report.pk, computing_since=claim).update(
-                computing_since=None
-            )
         raise
     JudgeReport.objects.filter(pk=report.pk).update(
         data=data,
@@ -525,15 +509,22 @@ def report_compute(*, run_id: int, keep_claim_on_error: bool = False) -> JudgeRe
         seconds=time.monotonic() - clock,
         error="",
     )
-    released = JudgeReport.objects.filter(pk=report.pk, computing_since=claim).update(
-        computing_since=None
-    )
     report.refresh_from_db()
-    if released and report.requested_at and claim and report.requested_at > claim:
-        # Asked for again while computing: once more, unless nothing changed meanwhile.
+    return report
+
+
+def report_after(job: Job) -> None:
+    """A report job finished: if a request came while it computed and the inputs changed since,
+    the next computation is queued."""
+    if not Job.objects.filter(pk=job.pk, status=JobStatus.DONE).exists():
+        return  # failed: the error is on the report; a later page load asks again
+    run_id = job.params.get("run")
+    report = JudgeReport.objects.filter(run_id=run_id, job_id=job.pk).first()
+    if report is None or not report.requested_at or not job.started_at:
+        return
+    if report.requested_at > job.started_at:
         from judging.report import report_fingerprint
 
-        run.refresh_from_db()
-        if report_fingerprint(run) != fingerprint:
-            report_request(run_id)
-    return report
+        run = JudgeRun.objects.get(pk=run_id)
+        if report_fingerprint(run) != report.fingerprint:
+            report_request(run.pk)

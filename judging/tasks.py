@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
-
 from annotation.jobs import JobContext, job_task
 from annotation.models import JobKind
-from judging import services
+from judging import selectors, services
 from judging.backends import cached_backend
 from judging.models import JudgeRun
 
@@ -46,17 +44,19 @@ def judge_batch(ctx: JobContext) -> None:
 
 # Not "judging.*": the report is computed by the ordinary workers (numpy, the database), never
 # in the single slot of a GPU worker of the `judge` queue.
-@shared_task(bind=True, name="judge_reports.compute", max_retries=3, acks_late=True)
-def compute_report(self: Any, run_id: int) -> None:
-    """Compute and store a run's report; safe to retry or duplicate (the report is rewritten
-    from the data, and a computation is claimed once at a time by report_request)."""
-    final = self.request.is_eager or self.request.retries >= self.max_retries
+@job_task(
+    JobKind.JUDGE_REPORT,
+    name="judge_reports.compute",
+    max_retries=3,
+    retry_countdown=lambda retries: 30 * 2**retries,
+    stale_after=selectors.report_claim_stale_after,
+    after=services.report_after,
+)
+def compute_report(ctx: JobContext) -> dict[str, Any]:
+    """Compute and store a run's report (services.report_compute); one job at a time per run
+    (services.report_request)."""
     try:
-        # The claim is kept for a retry: no second computation starts meanwhile.
-        services.report_compute(run_id=run_id, keep_claim_on_error=not final)
+        report = services.report_compute(run_id=int(ctx.job.params["run"]))
     except JudgeRun.DoesNotExist:
-        return  # the run was deleted meanwhile: nothing to report
-    except Exception as exc:
-        if final:
-            raise
-        raise self.retry(exc=exc, countdown=30 * 2**self.request.retries) from exc
+        return {"run": "deleted"}  # the run was deleted meanwhile: nothing to report
+    return {"seconds": report.seconds}
