@@ -10,14 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.aggregation import AggregationSettings, aggregation_run
 from annotation.export import ExportOptions, dataset_export
-from annotation.jobs import JobContext, JobOutcome, enqueue, job_task, jobs_requeue_stale
+from annotation.jobs import JobContext, JobOutcome, enqueue, job_task
 from annotation.models import Job, JobKind
 
 EXPORT_DIR = "exports"
@@ -80,9 +79,3 @@ def export_dataset_job(ctx: JobContext) -> JobOutcome:
         # Another attempt took the job over meanwhile: ours is not the published file.
         on_lost=lambda: out.unlink(missing_ok=True),
     )
-
-
-@shared_task(name="annotation.dataset_tasks.requeue_stale_dataset_jobs")
-def requeue_stale_dataset_jobs() -> list[int]:
-    """Beat: re-send every kind of job whose worker died (builds, imports, judge batches too)."""
-    return jobs_requeue_stale()

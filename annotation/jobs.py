@@ -359,6 +359,13 @@ def jobs_requeue_stale(*, stale_after: timedelta | None = None) -> list[int]:
     return sent
 
 
+@shared_task(name="jobs.requeue_stale")
+def requeue_stale_jobs() -> list[int]:
+    """Beat: re-send every kind of job whose worker died (builds, imports, exports, the
+    aggregation, judge batches and reports)."""
+    return jobs_requeue_stale()
+
+
 # --------------------------------------------------------------------------------------------
 # The task skeleton.
 # --------------------------------------------------------------------------------------------

@@ -28,9 +28,6 @@ def release_expired_assignments() -> int:
 
 
 # Tasks defined next to their services register here, where Celery's autodiscovery looks.
-from annotation.dataset_tasks import (  # noqa: E402, F401
-    aggregate_job,
-    export_dataset_job,
-    requeue_stale_dataset_jobs,
-)
+from annotation.dataset_tasks import aggregate_job, export_dataset_job  # noqa: E402, F401
 from annotation.import_tasks import import_material_job  # noqa: E402, F401
+from annotation.jobs import requeue_stale_jobs  # noqa: E402, F401

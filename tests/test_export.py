@@ -27,8 +27,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.aggregation import aggregation_run
-from annotation.dataset_tasks import dataset_job_create, jobs_requeue_stale
+from annotation.dataset_tasks import dataset_job_create
 from annotation.export import TRUNCATION_MARKER, ExportOptions, dataset_export
+from annotation.jobs import jobs_requeue_stale
 from annotation.models import Answer, Estimate, Job, JobKind, JobStatus, TripleAggregate
 from tests.celery_worker import default_queue, purge_run_queues
 from tests.conftest import PASSWORD, Personas, make_expert

@@ -170,7 +170,7 @@ def job(job_id: int) -> dict[str, Any]:
 def requeue_stale(seconds: float) -> dict[str, Any]:
     from datetime import timedelta
 
-    from annotation.dataset_tasks import jobs_requeue_stale
+    from annotation.jobs import jobs_requeue_stale
 
     return {"sent": jobs_requeue_stale(stale_after=timedelta(seconds=seconds))}
 
