@@ -15,6 +15,16 @@
 A task module registers its kinds by decorating its tasks; every app's AppConfig.ready imports its
 task module, so `enqueue` and the sweeper find every kind in any process, with no import of an
 upper app from here.
+
+Choices:
+- A judge batch keeps its own row (JudgeBatch: the run, the triples, the seconds) with a `job`
+  one-to-one; the claim, heartbeat, attempts, status and error live on the Job only. The run
+  page and the judging tests read the batch; the sweeper and the skeleton see a job.
+- A run's report is a job too (JudgeReport.job: one active computation per run).
+- A reassign and a reopen are build jobs of the panel (params["action"]): their synchronous part
+  touches one expert's open work or one triple; the build, which may touch many rows, is the job.
+- The panels' control-item distribution, exam grading and stats refresh stay plain idempotent
+  tasks: they are short, have no progress page, and a retry redoes them harmlessly.
 """
 
 from __future__ import annotations

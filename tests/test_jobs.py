@@ -208,6 +208,49 @@ def test_enqueue_creates_the_job_and_sends_it_after_the_commit(
         enqueue("no-such-kind", {})
 
 
+@pytest.mark.django_db
+def test_then_runs_after_the_job_succeeded(django_capture_on_commit_callbacks: Any) -> None:
+    # A panel's build is followed by its control items this way.
+    after = Job.objects.create(kind=JobKind.ASSIGNMENTS)
+    with django_capture_on_commit_callbacks(execute=True):
+        first = enqueue(
+            JobKind.ASSIGNMENTS, {"answer_ids": []}, then=build_assignments.si(after.pk)
+        )
+    assert Job.objects.get(pk=first.pk).status == JobStatus.DONE
+    assert Job.objects.get(pk=after.pk).status == JobStatus.DONE
+
+
+@pytest.mark.django_db
+def test_a_crash_with_retries_left_puts_the_job_back_in_the_queue() -> None:
+    job = Job.objects.create(kind=JobKind.JUDGE_BATCH)
+    retried: list[str] = []
+
+    class Retry(Exception):
+        pass
+
+    def retry(exc: Exception) -> None:
+        retried.append(str(exc))
+        raise Retry  # Celery's self.retry raises like this
+
+    def body(ctx: JobContext) -> None:
+        raise RuntimeError("CUDA out of memory")
+
+    with pytest.raises(Retry):
+        job_run(job.pk, body, retry=retry)
+    job.refresh_from_db()
+    assert (job.status, job.attempts, retried) == (
+        JobStatus.QUEUED,
+        1,
+        ["CUDA out of memory"],
+    )
+    assert job.message == "RuntimeError: CUDA out of memory"
+    # The retried task claims it again; the last retry fails the job.
+    with pytest.raises(RuntimeError):
+        job_run(job.pk, body)
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == (JobStatus.FAILED, 2)
+
+
 # --- the sweeper -------------------------------------------------------------------------------
 
 
