@@ -66,7 +66,7 @@ def stale_after_default() -> timedelta:
 @dataclass(frozen=True)
 class JobKindEntry:
     task: Any  # the Celery task; it takes (job_id, stale_after_s=None)
-    # The kind's staleness: a judge batch beats from a thread every few seconds and may be taken
+    # The kind's staleness: a judge batch beats from a thread every half minute and may be taken
     # over sooner than a build, which beats only when it reports progress.
     stale_after: Callable[[], timedelta] = stale_after_default
 
