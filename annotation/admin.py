@@ -83,8 +83,19 @@ class ReferenceEstimateAdmin(admin.ModelAdmin):
 
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ["id", "kind", "status", "progress_done", "progress_total", "created_at"]
+    list_display = [
+        "id",
+        "kind",
+        "status",
+        "progress_done",
+        "progress_total",
+        "attempts",
+        "heartbeat_at",
+        "claimed_by",
+        "created_at",
+    ]
     list_filter = ["kind", "status"]
+    show_full_result_count = False
 
 
 @admin.register(TripleAggregate)

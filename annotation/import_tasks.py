@@ -2,50 +2,32 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
-from celery import shared_task
 from django.conf import settings
 from django.utils import translation
 
 from annotation.importing import import_summary, material_import
-from annotation.jobs import job_claim, job_finish, job_progress
-from annotation.models import Job
-
-logger = logging.getLogger(__name__)
+from annotation.jobs import JobContext, JobOutcome, job_task
+from annotation.models import JobKind
 
 
-@shared_task(name="annotation.import_material", acks_late=True)
-def import_material_job(job_id: int) -> None:
-    """Import the job's uploaded file. A job that already finished is left alone (retry-safe).
+@job_task(JobKind.IMPORT, name="annotation.import_material", reraise=False)
+def import_material_job(ctx: JobContext) -> JobOutcome:
+    """Import the job's uploaded file. A crash is recorded on the job, not raised: the import
+    page shows it.
 
     A worker killed mid-import is harmless: the import is one transaction, so a redelivered
     task starts from a clean slate and re-imports the file.
     """
-    attempt = job_claim(job_id)
-    if attempt is None:
-        return
-    job = Job.objects.get(pk=job_id)
+    params = ctx.job.params
     root = Path(settings.PRIVATE_STORAGE_ROOT).resolve()
-    path = (root / str(job.params.get("path", ""))).resolve()
+    path = (root / str(params.get("path", ""))).resolve()
     if not path.is_relative_to(root / "imports"):
         # Only files the upload view stored may be read, never a path smuggled into params.
-        job_finish(job_id, attempt, error="invalid import path")
-        return
-    language = job.params.get("language") or settings.LANGUAGE_CODE
+        return JobOutcome(error="invalid import path")
+    language = params.get("language") or settings.LANGUAGE_CODE
     with translation.override(language):
-        try:
-            with job_progress(job_id) as progress:
-                report = material_import(
-                    path=path, fmt=job.params.get("format") or None, progress=progress
-                )
-        except Exception as exc:
-            logger.exception("import job %s crashed", job_id)
-            job_finish(job_id, attempt, error=f"{type(exc).__name__}: {exc}")
-            return
+        report = material_import(path=path, fmt=params.get("format") or None, progress=ctx.progress)
         summary = import_summary(report)
-    if report.ok:
-        job_finish(job_id, attempt, result=report.as_dict())
-    else:
-        job_finish(job_id, attempt, result=report.as_dict(), error=summary)
+    return JobOutcome(result=report.as_dict(), error="" if report.ok else summary)

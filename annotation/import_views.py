@@ -16,7 +16,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django_htmx.middleware import HtmxDetails
 
-from annotation.import_tasks import import_material_job
 from annotation.importing import EXTENSIONS, import_job_create
 from annotation.models import Job, JobKind, JobStatus
 
@@ -58,9 +57,6 @@ def import_page(request: HttpRequest) -> HttpResponse:
                 user_id=request.user.pk,
                 language=request.LANGUAGE_CODE,
             )
-            # Enqueued after the commit, so the worker finds the job row. With eager tasks
-            # (local settings) the import runs right here, before the redirect.
-            transaction.on_commit(lambda: import_material_job.delay(job.pk))
         return redirect("import_job", pk=job.pk)
     jobs = Job.objects.filter(kind=JobKind.IMPORT).select_related("created_by")[:20]
     return render(request, "annotation/import.html", {"form": form, "jobs": jobs})

@@ -38,6 +38,7 @@ from django.db.models.functions import MD5
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from annotation.jobs import enqueue
 from annotation.models import Answer, Instruction, Job, JobKind, LanguageModel
 from taxonomy.models import Complexity, Criterion, FunctionalStyle, Task
 
@@ -1509,9 +1510,11 @@ def import_job_create(*, upload: UploadedFile, user_id: int | None, language: st
     with target.open("wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
-    return Job.objects.create(
-        kind=JobKind.IMPORT,
-        params={
+    # Sent after the commit, so the worker finds the job row. With eager tasks (local settings)
+    # the import runs right there, before the view redirects.
+    return enqueue(
+        JobKind.IMPORT,
+        {
             "path": relative,
             "name": Path(upload.name or "").name[:200],
             "format": EXTENSIONS.get(suffix, ""),

@@ -314,7 +314,8 @@ class JobKind(models.TextChoices):
     ASSIGNMENTS = "assignments", _("build assignments")
     AGGREGATE = "aggregate", _("aggregation")
     EXPORT = "export", _("export")
-    JUDGE = "judge", _("judge run")
+    JUDGE_BATCH = "judge_batch", _("judge batch")
+    JUDGE_REPORT = "judge_report", _("judge report")
 
 
 class JobStatus(models.TextChoices):
@@ -326,7 +327,12 @@ class JobStatus(models.TextChoices):
 
 
 class Job(models.Model):
-    """A long Celery job with progress, visible in the UI; tasks receive its id."""
+    """A long Celery job with progress, visible in the UI; tasks receive its id.
+
+    annotation.jobs owns its life: `enqueue` creates it, one compare-and-set claim gives it to
+    one attempt (`attempts` counts them and names the owner), the owner refreshes
+    `heartbeat_at`, and the sweeper re-sends a running job whose heartbeat went stale.
+    """
 
     kind = models.CharField(max_length=16, choices=JobKind.choices)
     status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.QUEUED)
@@ -344,11 +350,17 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Refreshed by the owning attempt while it works; an old one means its worker died.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # host:pid of the worker that claimed the job last (for an admin reading a stuck job).
+    claimed_by = models.CharField(max_length=200, blank=True)
 
     class Meta:
         verbose_name = _("job")
         verbose_name_plural = _("jobs")
         ordering = ["-created_at"]
+        # The sweeper's scan: running jobs by heartbeat.
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="job_status_heartbeat")]
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk}"

@@ -7,28 +7,19 @@ from typing import Any
 from celery import shared_task
 
 from annotation.assignments import assignments_build, assignments_release_expired
-from annotation.jobs import job_claim, job_finish, job_progress
-from annotation.models import Job
+from annotation.jobs import JobContext, job_task
+from annotation.models import JobKind
 
 
-@shared_task(bind=True, max_retries=3, acks_late=True)
-def build_assignments(self: Any, job_id: int) -> None:
-    """Build triples and assignments; the builder is idempotent, so a retry only fills gaps."""
-    attempt = job_claim(job_id)
-    if attempt is None:
-        return
-    job = Job.objects.get(pk=job_id)
-    try:
-        with job_progress(job_id) as progress:
-            report = assignments_build(
-                answer_ids=job.params.get("answer_ids"),
-                panel_id=job.params.get("panel_id"),
-                progress=progress,
-            )
-    except Exception as exc:
-        job_finish(job_id, attempt, error=str(exc))
-        raise
-    job_finish(job_id, attempt, result=report)
+@job_task(JobKind.ASSIGNMENTS, name="annotation.tasks.build_assignments")
+def build_assignments(ctx: JobContext) -> dict[str, Any]:
+    """Build triples and assignments (a panel's, or some answers' for a reassign or a reopen);
+    the builder is idempotent, so a retry only fills gaps."""
+    return assignments_build(
+        answer_ids=ctx.job.params.get("answer_ids"),
+        panel_id=ctx.job.params.get("panel_id"),
+        progress=ctx.progress,
+    )
 
 
 @shared_task
@@ -37,9 +28,6 @@ def release_expired_assignments() -> int:
 
 
 # Tasks defined next to their services register here, where Celery's autodiscovery looks.
-from annotation.dataset_tasks import (  # noqa: E402, F401
-    aggregate_job,
-    export_dataset_job,
-    requeue_stale_dataset_jobs,
-)
+from annotation.dataset_tasks import aggregate_job, export_dataset_job  # noqa: E402, F401
 from annotation.import_tasks import import_material_job  # noqa: E402, F401
+from annotation.jobs import requeue_stale_jobs  # noqa: E402, F401

@@ -59,9 +59,18 @@ class JudgeRunAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeBatch)
 class JudgeBatchAdmin(admin.ModelAdmin):
-    list_display = ["id", "run", "number", "status", "attempts", "claimed_by", "heartbeat_at"]
-    list_filter = ["status"]
-    raw_id_fields = ["run"]
+    list_display = [
+        "id",
+        "run",
+        "number",
+        "job__status",
+        "job__attempts",
+        "job__claimed_by",
+        "job__heartbeat_at",
+    ]
+    list_filter = ["job__status"]
+    list_select_related = ["job"]
+    raw_id_fields = ["run", "job"]
     show_full_result_count = False
 
 

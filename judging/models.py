@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Triple
+from annotation.models import Job, JobStatus, Triple
 
 DEFAULT_MAX_NEW_TOKENS = 1024
 
@@ -146,30 +146,23 @@ class JudgeRun(models.Model):
         return self.status in (RunStatus.PENDING, RunStatus.RUNNING)
 
 
-class BatchStatus(models.TextChoices):
-    QUEUED = "queued", _("queued")
-    RUNNING = "running", _("running")
-    DONE = "done", _("done")
-    FAILED = "failed", _("failed")
+# A batch's status is its job's (annotation.jobs owns claim, heartbeat, retries and the sweep).
+BatchStatus = JobStatus
 
 
 class JudgeBatch(models.Model):
-    """A slice of a run handled by one Celery task; claimed by compare-and-set on its status."""
+    """A slice of a run: which triples one job of kind "judge_batch" judges.
+
+    The batch keeps what is about judging (its run, its triples, the seconds the backend took);
+    its Job keeps the life of the work: status, attempts, the claim's heartbeat, the error.
+    """
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="batches")
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="judge_batch")
     number = models.PositiveIntegerField()
     # A JSON list, not an ArrayField: the embedded SQLite default must work too.
     triple_ids = models.JSONField()
-    status = models.CharField(max_length=8, choices=BatchStatus.choices, default=BatchStatus.QUEUED)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    claim_token = models.CharField(max_length=32, blank=True)
-    claimed_by = models.CharField(max_length=200, blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    # Refreshed while the batch is worked on; an old heartbeat means the worker died.
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(default=0)
-    error = models.TextField(blank=True)
 
     class Meta:
         ordering = ["run", "number"]
@@ -178,10 +171,22 @@ class JudgeBatch(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "number"], name="judge_batch_number_unique")
         ]
-        indexes = [models.Index(fields=["run", "status"])]
 
     def __str__(self) -> str:
         return f"batch {self.number} of run {self.run_id}"
+
+    # Read-only views of the job, for pages, the admin and tests.
+    @property
+    def status(self) -> str:
+        return str(self.job.status)
+
+    @property
+    def attempts(self) -> int:
+        return int(self.job.attempts)
+
+    @property
+    def error(self) -> str:
+        return str(self.job.message) if self.job.status == JobStatus.FAILED else ""
 
 
 class JudgeEstimate(models.Model):
@@ -221,16 +226,16 @@ class JudgeEstimate(models.Model):
 class JudgeReport(models.Model):
     """The judge-vs-experts report of a run, computed once (judging.report) and read by the run
     page. `fingerprint` names its inputs (judging.report.report_fingerprint): when the current
-    one differs, the report is stale and a recompute is queued. `computing_since` is the claim
-    of the one computation allowed at a time (taken by compare-and-set); `requested_at` records
-    a request made while it ran, so that another follows."""
+    one differs, the report is stale and a recompute is queued. `job` is the latest computation,
+    a Job of kind "judge_report": one at a time per run (set by compare-and-set while it is
+    active); `requested_at` records a request made while it ran, so that another follows."""
 
     run = models.OneToOneField(JudgeRun, on_delete=models.CASCADE, related_name="report")
     data = models.JSONField(null=True, blank=True)
     fingerprint = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(default=0)
-    computing_since = models.DateTimeField(null=True, blank=True)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     requested_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
 

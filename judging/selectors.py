@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
 
+from annotation.jobs import job_is_active
 from annotation.models import Estimate, EstimateStatus, Triple
 from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun
 from taxonomy.models import Task
@@ -230,12 +233,22 @@ class StoredReport:
     error: str = ""
 
 
+def report_claim_stale_after() -> timedelta:
+    """A report computation silent for longer than this belonged to a worker that died."""
+    return timedelta(seconds=float(getattr(settings, "JUDGE_REPORT_CLAIM_STALE_SECONDS", 900)))
+
+
+def report_job_active(report: JudgeReport) -> bool:
+    """Whether the report's latest computation will still run or finish (one at a time)."""
+    return report.job is not None and job_is_active(report.job, report_claim_stale_after())
+
+
 def report_stored(run: JudgeRun) -> StoredReport:
     """The run's stored report and whether it is stale: one read of the report row and one
     aggregate for the fingerprint (judging.report.report_fingerprint); no estimate is read."""
     from judging.report import report_fingerprint
 
-    stored = JudgeReport.objects.filter(run=run).first()
+    stored = JudgeReport.objects.filter(run=run).select_related("job").first()
     if stored is None:
         return StoredReport(data=None)
     stale = stored.data is None or stored.fingerprint != report_fingerprint(run)
@@ -243,6 +256,6 @@ def report_stored(run: JudgeRun) -> StoredReport:
         data=stored.data,
         computed_at=stored.computed_at,
         stale=stale,
-        computing=stored.computing_since is not None,
+        computing=report_job_active(stored),
         error=stored.error,
     )

@@ -1,34 +1,31 @@
 """Writes of the judging app: configuration versions, runs, batches and their execution.
 
-A run is split into batches; each batch is one Celery task. A batch is claimed by
-compare-and-set on its status (a claim whose heartbeat went stale may be taken over), its
-results are written in one transaction with `bulk_create(ignore_conflicts=True)` against the
-unique (run, triple), and triples already judged are skipped. So a worker killed mid-batch loses
-only that batch's unfinished work, and a retried or duplicated task never judges a triple twice.
+A run is split into batches; each batch is a Job of kind "judge_batch" (annotation.jobs: one
+claim by compare-and-set, a heartbeat column that a stale claim may be taken over by, retries,
+the stale-job sweeper). Its results are written in one transaction with
+`bulk_create(ignore_conflicts=True)` against the unique (run, triple), and triples already
+judged are skipped. So a worker killed mid-batch loses only that batch's unfinished work, and a
+retried or duplicated task never judges a triple twice.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import socket
-import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from datetime import timedelta
+from functools import partial
 from typing import Any, Literal
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
-from annotation.models import Triple
+from annotation.jobs import JobContext, enqueue, enqueue_many, job_run, job_send
+from annotation.models import Job, JobKind, JobStatus, Triple
 from judge_worker import JudgeBackend, JudgeItem, JudgeOutput, build_messages, render_rubrics
 from judging.models import (
-    BatchStatus,
     JudgeBatch,
     JudgeConfig,
     JudgeEstimate,
@@ -37,7 +34,7 @@ from judging.models import (
     RunStatus,
     default_prompt_template,
 )
-from judging.selectors import scope_triples
+from judging.selectors import report_job_active, scope_triples
 
 logger = logging.getLogger(__name__)
 
@@ -153,9 +150,17 @@ def run_plan_batches(*, run: JudgeRun) -> int:
     if run.scope.get("limit"):
         ids = ids[: int(run.scope["limit"])]
     size = max(1, run.config.batch_size)
+    starts = range(0, len(ids), size)
+    # Sent by run_create / run_resume once the run commits, not here.
+    jobs = enqueue_many(
+        JobKind.JUDGE_BATCH,
+        [{"run": run.pk, "number": n} for n in range(len(starts))],
+        user=run.created_by,
+        send=False,
+    )
     JudgeBatch.objects.bulk_create(
-        JudgeBatch(run=run, number=n, triple_ids=ids[start : start + size])
-        for n, start in enumerate(range(0, len(ids), size))
+        JudgeBatch(run=run, job=job, number=n, triple_ids=ids[start : start + size])
+        for n, (start, job) in enumerate(zip(starts, jobs, strict=True))
     )
     JudgeRun.objects.filter(pk=run.pk).update(total=len(ids))
     run.total = len(ids)
@@ -165,12 +170,17 @@ def run_plan_batches(*, run: JudgeRun) -> int:
     return (len(ids) + size - 1) // size
 
 
+def _batch_jobs(run_id: int) -> Any:
+    return Job.objects.filter(kind=JobKind.JUDGE_BATCH, judge_batch__run_id=run_id)
+
+
 @transaction.atomic
 def run_cancel(*, run: JudgeRun) -> None:
-    """Stop a run: queued batches become no-ops; a batch being judged still saves its results."""
+    """Stop a run: queued batches are cancelled; a batch being judged still saves its results."""
     JudgeRun.objects.filter(pk=run.pk).update(
         cancelled=True, status=RunStatus.CANCELLED, finished_at=timezone.now()
     )
+    _batch_jobs(run.pk).filter(status=JobStatus.QUEUED).update(status=JobStatus.CANCELLED)
     run.refresh_from_db()
 
 
@@ -178,16 +188,18 @@ def run_cancel(*, run: JudgeRun) -> None:
 def run_resume(*, run: JudgeRun, stale: timedelta | None = None) -> int:
     """Resume a cancelled, failed or stalled run: re-queue every batch that is not done.
 
-    This does not rely on the broker redelivering a dead worker's task (Redis does so only after
-    its visibility timeout, hours later): failed batches and batches whose claim went stale are
-    reset and queued again. A batch still being judged by a live worker is queued too; its task
-    backs off while the claim is fresh. Returns the number of batches queued.
+    Failed and cancelled batches, and batches whose claim went stale, are reset and queued again
+    at once (not left to the beat's sweeper, which runs every few minutes). A batch still being
+    judged by a live worker is sent too; its task does nothing while the claim is fresh, and the
+    sweeper re-sends it should that worker die. Returns the number of batches queued.
     """
     now = timezone.now()
     stale_before = now - (stale if stale is not None else stale_after())
-    JudgeBatch.objects.filter(run=run).filter(
-        Q(status=BatchStatus.FAILED) | Q(status=BatchStatus.RUNNING, heartbeat_at__lt=stale_before)
-    ).update(status=BatchStatus.QUEUED, claim_token="")
+    jobs = _batch_jobs(run.pk)
+    jobs.filter(
+        Q(status__in=[JobStatus.FAILED, JobStatus.CANCELLED])
+        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before)
+    ).update(status=JobStatus.QUEUED, heartbeat_at=None)
     JudgeRun.objects.filter(pk=run.pk).update(
         cancelled=False,
         status=RunStatus.RUNNING,
@@ -196,11 +208,7 @@ def run_resume(*, run: JudgeRun, stale: timedelta | None = None) -> int:
         done_at_start=F("done"),
         message="",
     )
-    pending = list(
-        JudgeBatch.objects.filter(run=run)
-        .exclude(status=BatchStatus.DONE)
-        .values_list("pk", flat=True)
-    )
+    pending = list(jobs.exclude(status=JobStatus.DONE).values_list("pk", flat=True))
     if not pending:
         _run_finish_if_complete(run.pk)
     else:
@@ -211,14 +219,10 @@ def run_resume(*, run: JudgeRun, stale: timedelta | None = None) -> int:
 
 def _enqueue_on_commit(run_id: int) -> None:
     def send() -> None:
-        from judging.tasks import judge_batch
-
-        for batch_id in (
-            JudgeBatch.objects.filter(run_id=run_id)
-            .exclude(status=BatchStatus.DONE)
-            .values_list("pk", flat=True)
+        for job_id in (
+            _batch_jobs(run_id).exclude(status=JobStatus.DONE).values_list("pk", flat=True)
         ):
-            judge_batch.delay(batch_id)
+            job_send(job_id, JobKind.JUDGE_BATCH)
 
     transaction.on_commit(send)
 
@@ -226,68 +230,6 @@ def _enqueue_on_commit(run_id: int) -> None:
 # --- batches --------------------------------------------------------------------------------
 
 ClaimResult = Literal["claimed", "busy", "gone"]
-
-
-def batch_claim(*, batch_id: int, token: str) -> ClaimResult:
-    """Compare-and-set: take a queued batch, or one whose claim went stale.
-
-    "busy": another live worker holds it (try later); "gone": done, failed or cancelled.
-    """
-    now = timezone.now()
-    claimed = (
-        JudgeBatch.objects.filter(pk=batch_id, run__cancelled=False)
-        .filter(
-            Q(status=BatchStatus.QUEUED)
-            | Q(status=BatchStatus.RUNNING, heartbeat_at__lt=now - stale_after())
-        )
-        .update(
-            status=BatchStatus.RUNNING,
-            claim_token=token,
-            claimed_by=f"{socket.gethostname()}:{os.getpid()}",
-            claimed_at=now,
-            heartbeat_at=now,
-            attempts=F("attempts") + 1,
-            error="",
-        )
-    )
-    if claimed:
-        return "claimed"
-    busy = JudgeBatch.objects.filter(
-        pk=batch_id, run__cancelled=False, status=BatchStatus.RUNNING
-    ).exists()
-    return "busy" if busy else "gone"
-
-
-@contextmanager
-def _heartbeat(batch_id: int, token: str) -> Iterator[None]:
-    """Refresh the claim's heartbeat from a thread while the backend works (a model call can
-    take minutes, longer than the staleness limit).
-
-    Skipped inside an open transaction (tests, inline runs): the thread's own connection would
-    wait for the claim row's lock held by that transaction.
-    """
-    if connection.in_atomic_block:
-        yield
-        return
-    stop = threading.Event()
-    interval = heartbeat_seconds()
-
-    def beat() -> None:
-        try:
-            while not stop.wait(interval):
-                JudgeBatch.objects.filter(pk=batch_id, claim_token=token).update(
-                    heartbeat_at=timezone.now()
-                )
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=beat, name=f"judge-heartbeat-{batch_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 def build_items(config: JudgeConfig, triples: Sequence[Triple]) -> list[JudgeItem]:
@@ -335,19 +277,16 @@ def build_items(config: JudgeConfig, triples: Sequence[Triple]) -> list[JudgeIte
     return items
 
 
-def batch_execute(
-    *, batch_id: int, backend_factory: Callable[[JudgeRun], JudgeBackend], token: str | None = None
-) -> ClaimResult:
-    """Claim a batch, judge its triples not yet judged, and write the results in one go.
-
-    The backend is only asked for when there is work, so a duplicate task never loads a model.
-    """
-    token = token or uuid.uuid4().hex
-    claim = batch_claim(batch_id=batch_id, token=token)
-    if claim != "claimed":
-        return claim
-    batch = JudgeBatch.objects.select_related("run__config").get(pk=batch_id)
+def batch_judge(ctx: JobContext, *, backend_factory: Callable[[JudgeRun], JudgeBackend]) -> None:
+    """The body of a judge batch's job: judge its triples not yet judged and write the results
+    in one go. The backend is only asked for when there is work, so a duplicate never loads a
+    model. Raises BatchIncomplete when some triples got no verdict (the job retries or fails)."""
+    batch = JudgeBatch.objects.select_related("run__config").get(job_id=ctx.job.pk)
     run = batch.run
+    if run.cancelled:
+        # Claimed in the moment the run was cancelled: give the job up as cancelled.
+        Job.objects.filter(pk=ctx.job.pk, attempts=ctx.attempt).update(status=JobStatus.CANCELLED)
+        return
     judged = set(
         JudgeEstimate.objects.filter(run=run, triple_id__in=batch.triple_ids).values_list(
             "triple_id", flat=True
@@ -356,33 +295,48 @@ def batch_execute(
     todo = [tid for tid in batch.triple_ids if tid not in judged]
     started = time.monotonic()
     outputs: list[JudgeOutput] = []
-    try:
-        if todo:
-            triples = list(
-                Triple.objects.filter(pk__in=todo)
-                .select_related("answer__instruction", "criterion", "rubric")
-                .order_by("answer_id", "position", "id")
-            )
-            items = build_items(run.config, triples)
-            with _heartbeat(batch_id, token):
-                outputs = list(backend_factory(run).judge(items))
-    except Exception as exc:
-        JudgeBatch.objects.filter(pk=batch_id, claim_token=token).update(
-            status=BatchStatus.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
+    if todo:
+        triples = list(
+            Triple.objects.filter(pk__in=todo)
+            .select_related("answer__instruction", "criterion", "rubric")
+            .order_by("answer_id", "position", "id")
         )
-        _run_finish_if_complete(run.pk)
-        raise
-    error = _batch_write(batch, run, token, todo, outputs, time.monotonic() - started)
+        items = build_items(run.config, triples)
+        # A model call can take minutes, longer than the staleness limit: beat from a thread.
+        with ctx.heartbeat(heartbeat_seconds()):
+            outputs = list(backend_factory(run).judge(items))
+    error = _batch_write(batch, run, todo, outputs, time.monotonic() - started)
     if error:
         raise BatchIncomplete(error)
-    return "claimed"
+
+
+def batch_after(job: Job) -> None:
+    """A batch's job finished (done or failed): its run may be complete."""
+    run_id = JudgeBatch.objects.values_list("run_id", flat=True).filter(job_id=job.pk).first()
+    if run_id is not None:
+        _run_finish_if_complete(run_id)
+
+
+def batch_execute(
+    *, batch_id: int, backend_factory: Callable[[JudgeRun], JudgeBackend]
+) -> ClaimResult:
+    """Run one batch's job here, through the job skeleton (inline runs, tests): "claimed" when
+    this call judged it, "busy" when a live worker holds it, "gone" when it is finished or
+    cancelled."""
+    job_id = JudgeBatch.objects.values_list("job_id", flat=True).get(pk=batch_id)
+    outcome = job_run(
+        job_id,
+        partial(batch_judge, backend_factory=backend_factory),
+        stale_after=stale_after(),
+        after=batch_after,
+    )
+    return outcome if outcome in ("busy", "gone") else "claimed"  # type: ignore[return-value]
 
 
 @transaction.atomic
 def _batch_write(
     batch: JudgeBatch,
     run: JudgeRun,
-    token: str,
     todo: list[int],
     outputs: list[JudgeOutput],
     seconds: float,
@@ -420,17 +374,14 @@ def _batch_write(
     # ignore_conflicts: a stale claim taken over while the first worker still finished writes
     # the same triples; the unique (run, triple) keeps the first estimate.
     JudgeEstimate.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+    JudgeBatch.objects.filter(pk=batch.pk).update(seconds=seconds)
     missing = wanted - {r.triple_id for r in rows}
-    status = BatchStatus.FAILED if missing else BatchStatus.DONE
     error = ""
     if missing:
         error = f"no verdict for {len(missing)} triples"
         if transport_errors:
             error += f" ({transport_errors[0][:500]})"
-    JudgeBatch.objects.filter(pk=batch.pk, claim_token=token).update(
-        status=status, finished_at=timezone.now(), seconds=seconds, error=error
-    )
-    _run_finish_if_complete(run.pk)
+    _run_refresh_counters(run.pk)
     return error
 
 
@@ -453,12 +404,10 @@ def _run_refresh_counters(run_id: int) -> None:
 
 def _run_finish_if_complete(run_id: int) -> None:
     _run_refresh_counters(run_id)
-    open_batches = JudgeBatch.objects.filter(
-        run_id=run_id, status__in=[BatchStatus.QUEUED, BatchStatus.RUNNING]
-    ).exists()
-    if open_batches:
+    jobs = _batch_jobs(run_id)
+    if jobs.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).exists():
         return
-    failed = JudgeBatch.objects.filter(run_id=run_id, status=BatchStatus.FAILED).count()
+    failed = jobs.filter(status=JobStatus.FAILED).count()
     # Only a running run is finished here: a cancelled one stays cancelled.
     finished = JudgeRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
         status=RunStatus.FAILED if failed else RunStatus.DONE,
@@ -471,41 +420,23 @@ def _run_finish_if_complete(run_id: int) -> None:
         report_request(run_id)
 
 
-def batch_requeue(*, batch_id: int) -> None:
-    """Put a failed batch back in the queue (its task is about to be retried)."""
-    JudgeBatch.objects.filter(pk=batch_id, status=BatchStatus.FAILED).update(
-        status=BatchStatus.QUEUED
-    )
-
-
-def batch_give_up(*, batch_id: int, error: str) -> None:
-    """Retries exhausted: the batch stays failed until the run is resumed."""
-    JudgeBatch.objects.filter(pk=batch_id).exclude(status=BatchStatus.DONE).update(
-        status=BatchStatus.FAILED, error=error[:2000]
-    )
-    run_id = JudgeBatch.objects.values_list("run_id", flat=True).get(pk=batch_id)
-    _run_finish_if_complete(run_id)
-
-
 def run_execute_inline(
     *, run: JudgeRun, backend_factory: Callable[[JudgeRun], JudgeBackend]
 ) -> JudgeRun:
     """Judge every open batch in this process (management command --wait, demo, tests)."""
-    for batch_id in (
+    for batch_id, job_id in (
         JudgeBatch.objects.filter(run=run)
-        .exclude(status=BatchStatus.DONE)
+        .exclude(job__status=JobStatus.DONE)
         .order_by("number")
-        .values_list("pk", flat=True)
+        .values_list("pk", "job_id")
     ):
-        JudgeBatch.objects.filter(pk=batch_id, status=BatchStatus.FAILED).update(
-            status=BatchStatus.QUEUED
-        )
+        Job.objects.filter(pk=job_id, status=JobStatus.FAILED).update(status=JobStatus.QUEUED)
         if JudgeRun.objects.filter(pk=run.pk, cancelled=True).exists():
             break
         try:
             batch_execute(batch_id=batch_id, backend_factory=backend_factory)
         except BatchIncomplete:
-            continue  # recorded on the batch; the run ends failed and can be resumed
+            continue  # recorded on the batch's job; the run ends failed and can be resumed
     run.refresh_from_db()
     return run
 
@@ -525,67 +456,51 @@ def run_throughput(run: JudgeRun) -> float | None:
 # --- the stored judge-vs-experts report ---------------------------------------------------------
 
 
-def report_claim_stale_after() -> timedelta:
-    """A computation claimed longer ago than this belonged to a worker that died."""
-    return timedelta(seconds=float(getattr(settings, "JUDGE_REPORT_CLAIM_STALE_SECONDS", 900)))
+class _RequestLost(Exception):
+    """Another request set the report's job first."""
 
 
 def report_request(run_id: int) -> bool:
-    """Ask for the run's report to be (re)computed; at most one computation runs at a time.
+    """Ask for the run's report to be (re)computed, as a job of kind "judge_report"; at most one
+    computation is active per run.
 
-    The claim is a compare-and-set on `computing_since` (nothing is locked across a request):
-    the caller that sets it queues the Celery task once its transaction commits; a request
-    while a computation runs is recorded in `requested_at` and honoured when it ends. Returns
+    The report's `job` is set by compare-and-set (nothing is locked across a request): the
+    caller that sets it queues the job once its transaction commits; a request while a
+    computation is active is recorded in `requested_at` and honoured when it ends. Returns
     whether this call queued a computation.
     """
     now = timezone.now()
-    JudgeReport.objects.get_or_create(run_id=run_id)
-    JudgeReport.objects.filter(run_id=run_id).update(requested_at=now)
-    claimed = (
-        JudgeReport.objects.filter(run_id=run_id)
-        .filter(
-            Q(computing_since__isnull=True)
-            | Q(computing_since__lt=now - report_claim_stale_after())
-        )
-        .update(computing_since=now)
-    )
-    if not claimed:
+    report, _ = JudgeReport.objects.select_related("job").get_or_create(run_id=run_id)
+    JudgeReport.objects.filter(pk=report.pk).update(requested_at=now)
+    if report_job_active(report):
         return False
-
-    def send() -> None:
-        from judging.tasks import compute_report
-
-        compute_report.delay(run_id)
-
-    transaction.on_commit(send)
+    try:
+        with transaction.atomic():
+            job = enqueue(JobKind.JUDGE_REPORT, {"run": run_id})
+            # Compare-and-set: only if the report still names the job we saw (or none).
+            seen = Q(job__isnull=True) if report.job_id is None else Q(job_id=report.job_id)
+            if not JudgeReport.objects.filter(seen, pk=report.pk).update(job=job):
+                # Rolling the savepoint back drops the job and the callback that would send it.
+                raise _RequestLost
+    except _RequestLost:
+        return False
     return True
 
 
-def report_compute(*, run_id: int, keep_claim_on_error: bool = False) -> JudgeReport:
+def report_compute(*, run_id: int) -> JudgeReport:
     """Compute the run's report (numpy, judging.report) and store it with its inputs'
-    fingerprint, then release the claim. Idempotent: computing again from the same data writes
-    the same report; a task retried or duplicated costs a computation, never a wrong report.
-    If a request came while it computed, the next computation is queued. On an error the
-    claim is released (so a later page load asks again), or kept when the caller retries.
-    """
+    fingerprint. Idempotent: computing again from the same data writes the same report; a job
+    retried or duplicated costs a computation, never a wrong report. The job's body
+    (judging.tasks.compute_report), and on demand (a command, a benchmark)."""
     from judging.report import run_report
 
     run = JudgeRun.objects.select_related("config").get(pk=run_id)
     report, _ = JudgeReport.objects.get_or_create(run=run)
-    started = timezone.now()
-    if report.computing_since is None:
-        # Called directly (not through report_request): claim it for the duration.
-        JudgeReport.objects.filter(pk=report.pk).update(computing_since=started)
-    claim = JudgeReport.objects.values_list("computing_since", flat=True).get(pk=report.pk)
     clock = time.monotonic()
     try:
         data, fingerprint = run_report(run)
     except Exception as exc:
         JudgeReport.objects.filter(pk=report.pk).update(error=f"{type(exc).__name__}: {exc}"[:2000])
-        if not keep_claim_on_error:
-            JudgeReport.objects.filter(pk=report.pk, computing_since=claim).update(
-                computing_since=None
-            )
         raise
     JudgeReport.objects.filter(pk=report.pk).update(
         data=data,
@@ -594,15 +509,22 @@ def report_compute(*, run_id: int, keep_claim_on_error: bool = False) -> JudgeRe
         seconds=time.monotonic() - clock,
         error="",
     )
-    released = JudgeReport.objects.filter(pk=report.pk, computing_since=claim).update(
-        computing_since=None
-    )
     report.refresh_from_db()
-    if released and report.requested_at and claim and report.requested_at > claim:
-        # Asked for again while computing: once more, unless nothing changed meanwhile.
+    return report
+
+
+def report_after(job: Job) -> None:
+    """A report job finished: if a request came while it computed and the inputs changed since,
+    the next computation is queued."""
+    if not Job.objects.filter(pk=job.pk, status=JobStatus.DONE).exists():
+        return  # failed: the error is on the report; a later page load asks again
+    run_id = job.params.get("run")
+    report = JudgeReport.objects.filter(run_id=run_id, job_id=job.pk).first()
+    if report is None or not report.requested_at or not job.started_at:
+        return
+    if report.requested_at > job.started_at:
         from judging.report import report_fingerprint
 
-        run.refresh_from_db()
-        if report_fingerprint(run) != fingerprint:
-            report_request(run_id)
-    return report
+        run = JudgeRun.objects.get(pk=run_id)
+        if report_fingerprint(run) != report.fingerprint:
+            report_request(run.pk)

@@ -1328,27 +1328,22 @@ def _build_job(
 
     `answer_ids` narrows it further (a reassign, a reopen); None means every answer of the
     panel, and the builder itself leaves reserved copies and the panel's gold answers out.
+    Reassign and reopen stay build jobs of the panel (params["action"] says which): their
+    synchronous part touches one expert's open work or one triple; the build, which may touch
+    many rows, is the job.
     """
-    from annotation.models import Job, JobKind
+    from annotation.jobs import enqueue
+    from annotation.models import JobKind
 
     params: dict[str, Any] = {"panel_id": panel.pk, "action": action}
     if answer_ids is not None:
         params["answer_ids"] = answer_ids
-    job = Job.objects.create(kind=JobKind.ASSIGNMENTS, params=params, created_by=_user(user))
-
-    def _enqueue() -> None:
-        from celery import chain
-
-        from annotation.tasks import build_assignments
+    then = None
+    if control:
         from panels.tasks import distribute_control_items
 
-        if control:
-            chain(build_assignments.si(job.id), distribute_control_items.si(panel.pk)).delay()
-        else:
-            build_assignments.delay(job.id)
-
-    transaction.on_commit(_enqueue)
-    return job
+        then = distribute_control_items.si(panel.pk)
+    return enqueue(JobKind.ASSIGNMENTS, params, user=_user(user), then=then)
 
 
 @transaction.atomic

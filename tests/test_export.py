@@ -27,8 +27,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.aggregation import aggregation_run
-from annotation.dataset_tasks import dataset_job_create, jobs_requeue_stale
+from annotation.dataset_tasks import dataset_job_create
 from annotation.export import TRUNCATION_MARKER, ExportOptions, dataset_export
+from annotation.jobs import jobs_requeue_stale
 from annotation.models import Answer, Estimate, Job, JobKind, JobStatus, TripleAggregate
 from tests.celery_worker import default_queue, purge_run_queues
 from tests.conftest import PASSWORD, Personas, make_expert
@@ -407,11 +408,8 @@ def test_a_worker_killed_mid_export_still_yields_one_complete_file(
         app.conf.task_always_eager = False
         # The killed worker beats no more: age its last heartbeat past the limit rather than wait
         # for it to age (the new worker judges staleness by its own clock).
-        job.refresh_from_db()
         beat = timezone.now() - timedelta(seconds=5)
-        Job.objects.filter(pk=job.pk).update(
-            started_at=beat, result={**(job.result or {}), "heartbeat": beat.isoformat()}
-        )
+        Job.objects.filter(pk=job.pk).update(heartbeat_at=beat)
         assert jobs_requeue_stale(stale_after=timedelta(seconds=1)) == [job.pk]
 
         def done() -> bool:

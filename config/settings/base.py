@@ -191,8 +191,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "annotation.tasks.release_expired_assignments",
         "schedule": 300.0,
     },
-    "requeue-stale-dataset-jobs": {
-        "task": "annotation.dataset_tasks.requeue_stale_dataset_jobs",
+    "requeue-stale-jobs": {
+        "task": "jobs.requeue_stale",
         "schedule": 300.0,
     },
     "refresh-panel-stats": {

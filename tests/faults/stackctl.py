@@ -116,13 +116,12 @@ def stored(prefix: str) -> dict[str, Any]:
 def build_job(n_answers: int) -> dict[str, Any]:
     from django.db import transaction
 
+    from annotation.jobs import enqueue
     from annotation.models import Estimate, Job, JobKind
-    from annotation.tasks import build_assignments
 
     ids = _answers(f"build{Job.objects.count()}", n_answers)
     with transaction.atomic():
-        job = Job.objects.create(kind=JobKind.ASSIGNMENTS, params={"answer_ids": ids})
-        transaction.on_commit(lambda: build_assignments.delay(job.pk))
+        job = enqueue(JobKind.ASSIGNMENTS, {"answer_ids": ids})
     return {"job": job.pk, "answers": ids, "estimates_before": Estimate.objects.count()}
 
 
@@ -171,7 +170,7 @@ def job(job_id: int) -> dict[str, Any]:
 def requeue_stale(seconds: float) -> dict[str, Any]:
     from datetime import timedelta
 
-    from annotation.dataset_tasks import jobs_requeue_stale
+    from annotation.jobs import jobs_requeue_stale
 
     return {"sent": jobs_requeue_stale(stale_after=timedelta(seconds=seconds))}
 

@@ -55,14 +55,14 @@ def test_the_celery_task_loads_the_backend_once_per_process(material: Any) -> No
         loaded = []
         for batch in run.batches.order_by("number"):
             # Eager here (test settings); a worker runs the same function.
-            assert judge_batch.apply(args=(batch.pk,)).get() == "claimed"
+            assert judge_batch.apply(args=(batch.job_id,)).get() == "done"
             loaded.append(id(next(iter(backends._CACHE.values()))))
     assert len(set(loaded)) == 1
     run.refresh_from_db()
     assert (run.status, run.done) == (RunStatus.DONE, 6)
     # A duplicated task for a finished batch does nothing.
     first = run.batches.get(number=0)
-    assert judge_batch.apply(args=(first.pk,)).get() == "gone"
+    assert judge_batch.apply(args=(first.job_id,)).get() == "gone"
     clear_cache()
 
 

@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 import time_machine
 
+from annotation.jobs import job_claim
+from annotation.models import Job
 from judge_worker import JudgeItem, JudgeOutput
 from judging import services
-from judging.models import BatchStatus, JudgeBatch
+from judging.models import BatchStatus
 from tests.judging.conftest import ScriptedBackend, result
 from tests.waiting import wait_until
 
@@ -33,16 +35,16 @@ def test_a_live_slow_batch_is_not_taken_over_but_a_silent_one_is(
         def judge(self, items: Sequence[JudgeItem]) -> list[JudgeOutput]:
             # Working for longer than the staleness limit: once the heartbeat has kept the claim
             # alive past it, another worker tries to take the batch.
-            claimed_at = JudgeBatch.objects.get(pk=batch.pk).claimed_at
+            claimed_at = Job.objects.get(pk=batch.job_id).started_at
             assert claimed_at is not None
             outlived = claimed_at + timedelta(seconds=settings.JUDGE_CLAIM_STALE_SECONDS)
 
             def beat_past_the_limit() -> bool:
-                beat = JudgeBatch.objects.get(pk=batch.pk).heartbeat_at
+                beat = Job.objects.get(pk=batch.job_id).heartbeat_at
                 return beat is not None and beat > outlived
 
             wait_until(beat_past_the_limit, 10, "the heartbeat to outlive the staleness limit")
-            seen.append(services.batch_claim(batch_id=batch.pk, token="x" * 32))
+            seen.append(services.batch_execute(batch_id=batch.pk, backend_factory=lambda r: self))
             return super().judge(items)
 
     backend = Slow(lambda item: result(1))
@@ -53,8 +55,7 @@ def test_a_live_slow_batch_is_not_taken_over_but_a_silent_one_is(
 
     # Without a heartbeat (the worker died), the claim is stale once the limit has passed.
     other = run.batches.get(number=1)
-    services.batch_claim(batch_id=other.pk, token="y" * 32)
-    assert services.batch_claim(batch_id=other.pk, token="z" * 32) == "busy"
+    assert job_claim(other.job_id) == 1
+    assert job_claim(other.job_id) is None
     with time_machine.travel(timedelta(seconds=1.2)):
-        assert services.batch_claim(batch_id=other.pk, token="z" * 32) == "claimed"
-    assert JudgeBatch.objects.get(pk=other.pk).attempts == 2
+        assert job_claim(other.job_id) == 2

@@ -9,6 +9,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.jobs import job_claim
+from annotation.models import Job, JobStatus
 from judging import services
 from judging.export_columns import judge_columns, judge_columns_aligned, judge_config_names
 from judging.models import (
@@ -175,14 +177,15 @@ def test_a_fresh_claim_is_busy_and_a_stale_one_is_taken_over(
     m = material(n_answers=1)
     run = services.run_create(config=judge_config, scope={"panel": m.panel.pk}, enqueue=False)
     batch = run.batches.get(number=0)
-    assert services.batch_claim(batch_id=batch.pk, token="a" * 32) == "claimed"
-    assert services.batch_claim(batch_id=batch.pk, token="b" * 32) == "busy"
-    JudgeBatch.objects.filter(pk=batch.pk).update(
+    # A judge batch is claimed like every job, with the judge's own staleness.
+    assert job_claim(batch.job_id) == 1
+    assert job_claim(batch.job_id) is None
+    Job.objects.filter(pk=batch.job_id).update(
         heartbeat_at=timezone.now() - services.stale_after() - timedelta(seconds=1)
     )
-    assert services.batch_claim(batch_id=batch.pk, token="c" * 32) == "claimed"
+    assert job_claim(batch.job_id) == 2
     batch.refresh_from_db()
-    assert (batch.claim_token, batch.attempts) == ("c" * 32, 2)
+    assert (batch.job.status, batch.attempts) == (JobStatus.RUNNING, 2)
 
 
 def test_the_first_worker_finishing_a_taken_over_batch_cannot_double_count(
@@ -194,7 +197,7 @@ def test_the_first_worker_finishing_a_taken_over_batch_cannot_double_count(
     services.run_execute_inline(run=run, backend_factory=lambda r: backend)
     # Replay a batch as if a second worker had re-claimed it: nothing new, counters unchanged.
     batch = run.batches.get(number=0)
-    JudgeBatch.objects.filter(pk=batch.pk).update(status=BatchStatus.QUEUED)
+    Job.objects.filter(pk=batch.job_id).update(status=JobStatus.QUEUED)
     services.batch_execute(batch_id=batch.pk, backend_factory=lambda r: backend)
     run.refresh_from_db()
     assert run.done == 3 and JudgeEstimate.objects.filter(run=run).count() == 3
@@ -246,13 +249,11 @@ def test_resume_requeues_a_batch_whose_worker_stopped_beating(
     m = material(n_answers=1)
     run = services.run_create(config=judge_config, scope={"panel": m.panel.pk}, enqueue=False)
     batch = run.batches.get(number=0)
-    services.batch_claim(batch_id=batch.pk, token="d" * 32)
+    assert job_claim(batch.job_id) == 1
     services.run_resume(run=run, stale=timedelta(hours=1))
     batch.refresh_from_db()
     assert batch.status == BatchStatus.RUNNING  # a live claim is left alone
-    JudgeBatch.objects.filter(pk=batch.pk).update(
-        heartbeat_at=timezone.now() - timedelta(minutes=10)
-    )
+    Job.objects.filter(pk=batch.job_id).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
     services.run_resume(run=run, stale=timedelta(minutes=5))
     batch.refresh_from_db()
     assert batch.status == BatchStatus.QUEUED

@@ -20,7 +20,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Estimate
+from annotation.models import Estimate, Job, JobKind, JobStatus
 from judging import metrics, services
 from judging.models import JudgeConfig, JudgeReport, JudgeRun
 from judging.report import seeded_randbelow
@@ -200,7 +200,7 @@ def test_the_stored_report_equals_the_per_request_computation(
 ) -> None:
     run = hand_made["run"]
     stored = services.report_compute(run_id=run.pk)
-    assert stored.computed_at is not None and stored.computing_since is None
+    assert stored.computed_at is not None
     assert_same(stored.data, old_report(run))
 
 
@@ -236,7 +236,8 @@ def test_the_report_is_computed_when_the_run_finishes(
         run = services.run_execute_inline(run=run, backend_factory=lambda r: backend)
     assert run.status == "done" and len(callbacks) == 1  # one computation, at the end
     report = JudgeReport.objects.get(run=run)
-    assert report.data is not None and report.computing_since is None
+    assert report.data is not None and report.job is not None
+    assert report.job.status == JobStatus.DONE
     assert report.data["n_judged"] == 3 and report.data["mae_mean"][1] == 1
 
 
@@ -244,10 +245,11 @@ def test_one_computation_at_a_time_per_run(judge_config: JudgeConfig, material: 
     m = material(n_answers=1)
     run = services.run_create(config=judge_config, scope={"panel": m.panel.pk}, enqueue=False)
     assert services.report_request(run.pk) is True
-    assert services.report_request(run.pk) is False  # claimed: recorded, not queued twice
+    assert services.report_request(run.pk) is False  # active: recorded, not queued twice
     report = JudgeReport.objects.get(run=run)
-    assert report.computing_since is not None and report.requested_at is not None
-    assert report.requested_at >= report.computing_since
+    assert report.job is not None and report.job.status == JobStatus.QUEUED
+    assert Job.objects.filter(kind=JobKind.JUDGE_REPORT).count() == 1
+    assert report.requested_at is not None and report.requested_at >= report.job.created_at
 
 
 def _estimate_queries(queries: list[dict[str, str]]) -> list[str]:
@@ -289,8 +291,9 @@ def test_a_stale_report_is_shown_and_recomputed(
     m.score(t, 2, 2)
     run = services.run_create(config=judge_config, scope={"panel": m.panel.pk}, enqueue=False)
     backend = ScriptedBackend(lambda item: result(1))
-    run = services.run_execute_inline(run=run, backend_factory=lambda r: backend)
-    first = services.report_compute(run_id=run.pk)
+    with django_capture_on_commit_callbacks(execute=True):  # the finish's report job runs
+        run = services.run_execute_inline(run=run, backend_factory=lambda r: backend)
+    first = JudgeReport.objects.get(run=run)
     assert first.data is not None and first.data["mae_mean"] == [1.0, 1]
     # A third expert scores after the report was computed: the dataset changed.
     Estimate.objects.filter(triple=t).delete()
@@ -305,7 +308,7 @@ def test_a_stale_report_is_shown_and_recomputed(
     callbacks[0]()
     report = JudgeReport.objects.get(run=run)
     assert report.data is not None and report.data["mae_mean"] == [0.0, 1]
-    assert report.computing_since is None
+    assert report.job is not None and report.job.status == JobStatus.DONE
     page = client.get(reverse("judging_run", args=[run.pk]), HTTP_ACCEPT_LANGUAGE="en")
     assert 'class="report-computing"' not in page.content.decode()
 

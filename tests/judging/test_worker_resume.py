@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import F
 
+from annotation.models import Job
 from judging import services
 from judging.models import BatchStatus, JudgeBatch, JudgeEstimate, JudgeRun, RunStatus
 from tests.celery_worker import judge_queue, purge_run_queues
@@ -98,16 +99,18 @@ def test_a_killed_worker_loses_nothing_and_resume_judges_each_triple_once(
         assert run.total == 12 and run.batches.count() == 6
 
         def one_done_one_running() -> bool:
-            statuses = list(run.batches.values_list("status", flat=True))
+            statuses = list(run.batches.values_list("job__status", flat=True))
             return BatchStatus.DONE in statuses and BatchStatus.RUNNING in statuses
 
         wait_for(one_done_one_running, 60, "the first worker to be mid-run")
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
         connection.close()
-        killed = JudgeBatch.objects.get(run=run, status=BatchStatus.RUNNING)
+        killed = JudgeBatch.objects.get(run=run, job__status=BatchStatus.RUNNING)
         done_before = set(
-            JudgeBatch.objects.filter(run=run, status=BatchStatus.DONE).values_list("pk", flat=True)
+            JudgeBatch.objects.filter(run=run, job__status=BatchStatus.DONE).values_list(
+                "pk", flat=True
+            )
         )
 
         start_worker("second")
@@ -115,8 +118,8 @@ def test_a_killed_worker_loses_nothing_and_resume_judges_each_triple_once(
         # would only do so after the visibility timeout), so the run cannot finish by itself.
         wait_for(
             lambda: (
-                not run.batches.filter(status=BatchStatus.QUEUED).exists()
-                and run.batches.filter(status=BatchStatus.DONE).count() == 5
+                not run.batches.filter(job__status=BatchStatus.QUEUED).exists()
+                and run.batches.filter(job__status=BatchStatus.DONE).count() == 5
             ),
             60,
             "the second worker to drain the queue",
@@ -125,7 +128,7 @@ def test_a_killed_worker_loses_nothing_and_resume_judges_each_triple_once(
         assert killed.status == BatchStatus.RUNNING
         # The killed worker beats no more: age its last heartbeat past the limit rather than wait
         # for it to age (the worker processes judge staleness by their own clocks).
-        JudgeBatch.objects.filter(pk=killed.pk).update(
+        Job.objects.filter(pk=killed.job_id).update(
             heartbeat_at=F("heartbeat_at")
             - timedelta(seconds=settings.JUDGE_CLAIM_STALE_SECONDS + 1)
         )
@@ -143,6 +146,10 @@ def test_a_killed_worker_loses_nothing_and_resume_judges_each_triple_once(
     assert (killed.status, killed.attempts) == (BatchStatus.DONE, 2)
     # Finished batches were never judged again.
     assert (
-        set(JudgeBatch.objects.filter(pk__in=done_before, attempts=1).values_list("pk", flat=True))
+        set(
+            JudgeBatch.objects.filter(pk__in=done_before, job__attempts=1).values_list(
+                "pk", flat=True
+            )
+        )
         == done_before
     )
