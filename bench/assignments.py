@@ -30,7 +30,7 @@ from bench.common import line
 
 
 def _tables() -> list[str]:
-    from annotation.models import Assignment, Estimate, Triple
+    from work.models import Assignment, Estimate, Triple
 
     return [Triple._meta.db_table, Assignment._meta.db_table, Estimate._meta.db_table]
 
@@ -61,7 +61,7 @@ def _first_build() -> dict[str, Any]:
     """Triples + assignments from nothing, then the deferred checks of every new row."""
     from django.db import connection
 
-    from annotation import assignments
+    from work import assignments
 
     constraints = _deferred_constraints()
     triples_build = assignments.triples_build
@@ -108,8 +108,8 @@ def main(scale: str) -> str:
     stats = ensure_dataset(scale, with_estimates=False)
     from django.db import connection, transaction
 
-    from annotation import assignments
-    from annotation.models import Estimate, Triple
+    from work import assignments
+    from work.models import Estimate, Triple
 
     threshold = assignments.COPY_THRESHOLD
     with transaction.atomic():

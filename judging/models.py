@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Triple
+from work.models import Triple
 
 DEFAULT_MAX_NEW_TOKENS = 1024
 

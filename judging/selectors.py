@@ -8,9 +8,9 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
-from annotation.models import Estimate, EstimateStatus, Triple
 from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun
 from taxonomy.models import Task
+from work.models import Estimate, EstimateStatus, Triple
 
 
 def config_current(name: str) -> JudgeConfig:
@@ -93,11 +93,11 @@ def comparison_rows(run: JudgeRun) -> list[ComparisonRow]:
 
     A handful of queries whatever the size of the run; long texts are never loaded (length in
     SQL), and the dataset filter reads only the answers the run judged, through the
-    aggregation's own reader and rules (annotation.aggregation), so both agree by construction.
+    aggregation's own reader and rules (dataset.aggregation), so both agree by construction.
     """
     from django.db.models.functions import Length
 
-    from annotation.aggregation import (
+    from dataset.aggregation import (
         AggregationSettings,
         aggregate_estimates,
         read_estimate_frame,

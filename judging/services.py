@@ -25,7 +25,6 @@ from django.db import connection, transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
-from annotation.models import Triple
 from judge_worker import JudgeBackend, JudgeItem, JudgeOutput, build_messages, render_rubrics
 from judging.models import (
     BatchStatus,
@@ -38,6 +37,7 @@ from judging.models import (
     default_prompt_template,
 )
 from judging.selectors import scope_triples
+from work.models import Triple
 
 logger = logging.getLogger(__name__)
 

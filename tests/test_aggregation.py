@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.aggregation import (
+from dataset.aggregation import (
     EXCLUDED_CRITICAL,
     EXCLUDED_FEW,
     EXCLUDED_NO_SCORE,
@@ -23,17 +23,12 @@ from annotation.aggregation import (
     result_tables,
     value_count_matrix,
 )
-from annotation.models import (
-    Answer,
-    Assignment,
-    Estimate,
-    EstimateStatus,
-    Triple,
-    TripleAggregate,
-)
+from dataset.models import TripleAggregate
+from material.models import Answer
 from panels.models import Expert
 from taxonomy.models import Criterion
 from tests.conftest import Personas, make_expert
+from work.models import Assignment, Estimate, EstimateStatus, Triple
 
 GOOD = "Ответ полностью соответствует критерию"
 NA = None
@@ -238,7 +233,7 @@ def test_ordinal_alpha_by_blocks_is_the_librarys_alpha_bit_for_bit(
 ) -> None:
     import krippendorff
 
-    import annotation.aggregation as aggregation
+    import dataset.aggregation as aggregation
 
     rng = np.random.default_rng(units * 10 + width)
     counts = rng.integers(0, 4, size=(units, width)).astype(np.float64)
@@ -411,7 +406,7 @@ def test_agreement_pools_rubric_variants_by_criterion_name_and_tasks_by_task_typ
 ) -> None:
     """Issue #11, item 15: the paper pools by criterion name (creativity, creativity__2, ... are
     one criterion) and by task type (the top-level task), not by rubric variant or leaf task."""
-    from annotation.aggregation import dataset_compute
+    from dataset.aggregation import dataset_compute
     from taxonomy.models import Task
 
     experts = [personas.expert_a] + [make_expert(f"pool{i}", personas.panel_a) for i in range(2)]

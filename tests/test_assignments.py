@@ -13,16 +13,9 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation import assignments
-from annotation.assignments import (
-    assignments_build,
-    assignments_reassign,
-    assignments_release_expired,
-)
-from annotation.models import Answer, Assignment, AssignmentStatus, Estimate, Triple
-from annotation.services import ScoreInput, assignment_submit
+from material.models import Answer
 from panels.models import Expert, Panel
-from panels.services import (
+from quality.exams import (
     ReferenceInput,
     exam_attempt_start,
     exam_create,
@@ -31,6 +24,14 @@ from panels.services import (
 )
 from taxonomy.services import criteria_for
 from tests.conftest import Personas, make_expert
+from work import assignments
+from work.assignments import (
+    assignments_build,
+    assignments_reassign,
+    assignments_release_expired,
+)
+from work.models import Assignment, AssignmentStatus, Estimate, Triple
+from work.services import ScoreInput, assignment_submit
 
 pytestmark = pytest.mark.django_db
 

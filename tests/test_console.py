@@ -11,33 +11,18 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.assignments import assignments_build
-from annotation.models import (
-    Answer,
-    Assignment,
-    AssignmentKind,
-    Estimate,
-    Job,
-    ReferenceEstimate,
-    Triple,
-)
-from annotation.services import ScoreInput, ScoringClosed, assignment_submit
-from panels import plots, selectors
-from panels.models import (
-    ControlDelivery,
-    ControlStanding,
-    Expert,
-    Membership,
-    SupervisorAction,
-    SupervisorNotice,
-)
-from panels.services import (
-    control_item_add,
-    control_items_distribute,
-    control_settings_update,
-    expert_resume,
-)
+from console import plots
+from jobs.models import Job
+from material.models import Answer
+from panels.models import Expert, Membership, SupervisorAction, SupervisorNotice
+from panels.services import expert_resume
+from quality import selectors as quality_selectors
+from quality.control import control_item_add, control_items_distribute, control_settings_update
+from quality.models import ControlDelivery, ControlStanding, ReferenceEstimate
 from tests.conftest import PASSWORD, Personas, make_expert
+from work.assignments import assignments_build
+from work.models import Assignment, AssignmentKind, Estimate, Triple
+from work.services import ScoreInput, ScoringClosed, assignment_submit
 
 pytestmark = pytest.mark.django_db
 
@@ -162,7 +147,7 @@ def test_agreement_with_the_mode_of_the_others_per_group(
         Estimate.objects.filter(triple_id=triple_id, expert_id=expert_id).update(
             status="submitted", score=score, rationale=GOOD
         )
-    result = selectors.expert_agreement(panel)
+    result = quality_selectors.expert_agreement(panel)
     ax = result[x.pk][group]
     assert (ax.n, ax.agree) == (2, 1)
     assert ax.rate == pytest.approx(0.5) and ax.distance == pytest.approx(0.5)

@@ -9,9 +9,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Answer, ReferenceEstimate
-from panels import services
-from panels.models import ControlItem, SupervisorAction
+from material.models import Answer
+from panels.models import SupervisorAction
+from quality import control as control_services
+from quality import exams as exam_services
+from quality.models import ControlItem, ReferenceEstimate
 from taxonomy.models import Criterion, CriterionGroup
 from tests.conftest import Personas
 
@@ -25,7 +27,7 @@ def test_the_page_lists_the_panels_criteria_with_their_rubrics(
     personas: Personas, make_answer: Callable[..., Answer], client: Client
 ) -> None:
     answer = make_answer()
-    criteria = services.control_reference_criteria(panel=personas.panel_a, answer=answer)
+    criteria = control_services.control_reference_criteria(panel=personas.panel_a, answer=answer)
     groups = {c.group for c in criteria}
     # Science scores the domain criteria of a scientific text; the critical gates come along.
     assert CriterionGroup.CRITICAL in groups and CriterionGroup.DOMAIN in groups
@@ -41,7 +43,7 @@ def test_saving_references_then_making_the_answer_a_control_item(
     personas: Personas, make_answer: Callable[..., Answer], client: Client
 ) -> None:
     answer = make_answer()
-    criteria = services.control_reference_criteria(panel=personas.panel_a, answer=answer)
+    criteria = control_services.control_reference_criteria(panel=personas.panel_a, answer=answer)
     first, second = criteria[0], criteria[1]
     assert first.rubric and second.rubric
     client.force_login(personas.supervisor_a)
@@ -85,7 +87,7 @@ def test_a_score_off_the_scale_writes_nothing(
     personas: Personas, make_answer: Callable[..., Answer], client: Client
 ) -> None:
     answer = make_answer()
-    criteria = services.control_reference_criteria(panel=personas.panel_a, answer=answer)
+    criteria = control_services.control_reference_criteria(panel=personas.panel_a, answer=answer)
     good, bad = criteria[0], criteria[1]
     assert good.rubric and bad.rubric
     client.force_login(personas.supervisor_a)
@@ -106,13 +108,14 @@ def test_criteria_of_other_panels_are_refused_by_the_service(
 ) -> None:
     answer = make_answer()
     ours = {
-        c.pk for c in services.control_reference_criteria(panel=personas.panel_a, answer=answer)
+        c.pk
+        for c in control_services.control_reference_criteria(panel=personas.panel_a, answer=answer)
     }
     foreign = Criterion.objects.exclude(pk__in=ours).exclude(rubric=None).first()
     assert foreign is not None
-    row = services.ReferenceInput(answer_id=answer.pk, criterion_id=foreign.pk, score=0)
-    with pytest.raises(services.ExamError, match="does not score"):
-        services.control_references_set(panel=personas.panel_a, answer=answer, rows=[row])
+    row = exam_services.ReferenceInput(answer_id=answer.pk, criterion_id=foreign.pk, score=0)
+    with pytest.raises(exam_services.ExamError, match="does not score"):
+        control_services.control_references_set(panel=personas.panel_a, answer=answer, rows=[row])
     assert not ReferenceEstimate.objects.exists()
 
 

@@ -14,18 +14,10 @@ from django.urls import reverse
 from django.utils import timezone
 from openpyxl import Workbook
 
-from annotation.models import Answer, Assignment, AssignmentKind, Estimate, Triple
-from annotation.services import ScoreInput, ScoringClosed, assignment_submit
-from panels.models import (
-    Exam,
-    ExamAttempt,
-    ExamReference,
-    Expert,
-    Membership,
-    ReservedAnswer,
-    SupervisorAction,
-)
-from panels.services import (
+from material.models import Answer
+from panels.models import Expert, Membership, SupervisorAction
+from quality.copies import scores_match
+from quality.exams import (
     ExamError,
     ReferenceInput,
     exam_attempt_override,
@@ -36,11 +28,13 @@ from panels.services import (
     exam_references_set,
     exam_refusal,
     exam_update,
-    scores_match,
 )
+from quality.models import Exam, ExamAttempt, ExamReference
 from taxonomy.models import Criterion
 from taxonomy.services import criteria_for
 from tests.conftest import PASSWORD, Personas, make_expert
+from work.models import Assignment, AssignmentKind, Estimate, ReservedAnswer, Triple
+from work.services import ScoreInput, ScoringClosed, assignment_submit
 
 pytestmark = pytest.mark.django_db
 

@@ -26,13 +26,16 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.aggregation import aggregation_run
-from annotation.dataset_tasks import dataset_job_create, jobs_requeue_stale
-from annotation.export import TRUNCATION_MARKER, ExportOptions, dataset_export
-from annotation.models import Answer, Estimate, Job, JobKind, JobStatus, TripleAggregate
+from dataset.aggregation import aggregation_run
+from dataset.export import TRUNCATION_MARKER, ExportOptions, dataset_export
+from dataset.models import TripleAggregate
+from dataset.tasks import dataset_job_create, jobs_requeue_stale
+from jobs.models import Job, JobKind, JobStatus
+from material.models import Answer
 from tests.celery_worker import default_queue, purge_run_queues
 from tests.conftest import PASSWORD, Personas, make_expert
 from tests.test_aggregation import GOOD, score_triples
+from work.models import Estimate
 
 # Mostly Cyrillic letters, so the rationale rule keeps it (rationale.py: "mostly Russian").
 FORMULA = '=HYPERLINK("http://evil.example","нажмите сюда, чтобы получить приз")'
@@ -185,7 +188,7 @@ def test_parquet_zip_holds_one_file_per_table(material: dict[str, Any], tmp_path
 def test_a_failed_export_leaves_no_file(
     material: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import annotation.export as export
+    import dataset.export as export
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("disk full")
@@ -278,7 +281,7 @@ def test_a_finished_job_is_not_run_twice(
     tmp_path: Path,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
-    from annotation.dataset_tasks import export_dataset_job
+    from dataset.tasks import export_dataset_job
 
     settings.PRIVATE_STORAGE_ROOT = tmp_path
     with django_capture_on_commit_callbacks(execute=True):
@@ -322,7 +325,7 @@ def _worker(log: Path) -> subprocess.Popen[bytes]:
             "-Q",
             default_queue(),
             "-I",
-            "annotation.dataset_tasks",
+            "dataset.tasks",
             "--loglevel",
             "INFO",
             "--without-heartbeat",
@@ -368,7 +371,7 @@ def test_a_worker_killed_mid_export_still_yields_one_complete_file(
     log = tmp_path / "worker.log"
     first = _worker(log)
     try:
-        app.send_task("annotation.dataset_tasks.export_dataset_job", args=[job.pk])
+        app.send_task("dataset.tasks.export_dataset_job", args=[job.pk])
 
         def writing() -> bool:
             job.refresh_from_db()
@@ -470,8 +473,8 @@ def test_the_triples_table_carries_the_judge_columns(
 def test_the_export_reads_the_estimates_once_and_aggregates_what_it_writes(
     material: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import annotation.aggregation as aggregation
-    import annotation.export as export
+    import dataset.aggregation as aggregation
+    import dataset.export as export
 
     estimate_table = Estimate._meta.db_table
     queries: list[str] = []
@@ -500,8 +503,8 @@ def test_the_export_reads_the_estimates_once_and_aggregates_what_it_writes(
 
 
 def test_the_single_pass_frame_is_the_aggregations_own_read(material: dict[str, Any]) -> None:
-    from annotation.aggregation import read_estimate_frame, snapshot
-    from annotation.export import EstimateSpill, read_estimates_once
+    from dataset.aggregation import read_estimate_frame, snapshot
+    from dataset.export import EstimateSpill, read_estimates_once
 
     with snapshot():
         narrow = read_estimate_frame()
@@ -525,7 +528,7 @@ def test_the_single_pass_frame_is_the_aggregations_own_read(material: dict[str, 
 def test_a_failure_while_writing_the_estimates_leaves_nothing_behind(
     material: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import annotation.export as export
+    import dataset.export as export
 
     def failing(*args: Any, **kwargs: Any) -> Any:
         yield 1, None
@@ -542,7 +545,7 @@ def test_a_failure_while_writing_the_estimates_leaves_nothing_behind(
 def test_prefetched_keeps_order_raises_and_stops_its_thread() -> None:
     import threading
 
-    from annotation.export import _prefetched
+    from dataset.export import _prefetched
 
     assert list(_prefetched(iter(range(50)))) == list(range(50))
 
@@ -570,7 +573,7 @@ def test_prefetched_keeps_order_raises_and_stops_its_thread() -> None:
 
 
 def test_id_map_dictionaries_hold_each_text_once_and_no_null() -> None:
-    from annotation.export import IdMap
+    from dataset.export import IdMap
 
     mapping = IdMap({1: "0,1,2", 2: "0,1", 3: "0,1,2", 4: None, 5: ""})
     array = mapping.dictionary(np.array([3, 1, 2, 4, 9, 1, 5, -1]))
@@ -602,7 +605,7 @@ def test_shared_rubric_texts_stay_dictionary_encoded_in_parquet(
 def test_excel_rows_are_the_same_whatever_the_xml_slices(
     material: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import annotation.export as export
+    import dataset.export as export
 
     dataset_export(tmp_path / "big.xlsx", ExportOptions(fmt="xlsx"))
     # One row per slice: the slices follow the cell text (the long answer's rows are wide).
@@ -622,7 +625,7 @@ def test_excel_rows_are_the_same_whatever_the_xml_slices(
 def test_xml_slices_cover_the_rows_within_both_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     import pyarrow as pa
 
-    import annotation.export as export
+    import dataset.export as export
 
     monkeypatch.setattr(export, "_XML_ROWS", 4)
     monkeypatch.setattr(export, "_XML_BYTES", 10)

@@ -22,9 +22,10 @@ from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 
-from annotation.import_tasks import import_material_job
-from annotation.importing import PROGRESS_TOTAL, ImportReport, material_import
-from annotation.models import Answer, Instruction, Job, JobKind, JobStatus, LanguageModel
+from jobs.models import Job, JobKind, JobStatus
+from material.importing import PROGRESS_TOTAL, ImportReport, material_import
+from material.models import Answer, Instruction, LanguageModel
+from material.tasks import import_material_job
 from panels.defaults import ensure_default_panels
 from taxonomy.models import Criterion
 from taxonomy.services import load_pollux

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
-from annotation.jobs import job_claim, job_progress
-from annotation.models import Job, JobKind
+from jobs.models import Job, JobKind
+from jobs.services import job_claim, job_progress
 
 
 def _seen_elsewhere(job_id: int) -> tuple[int, int, dict[str, str]]:

@@ -1,6 +1,6 @@
 """One rationale rule, four copies, one list of tricky texts (tests/data/rationale_cases.json).
 
-The Python rule (annotation/rationale.py) is the authority; the Arrow copy (the dataset filter),
+The Python rule (protocol/rationale.py) is the authority; the Arrow copy (the dataset filter),
 the SQL pre-filter (sound: whatever it proves must be valid) and the page's JavaScript copy
 (static/js/rationale.js, run with node) must give the same verdicts on the same cases.
 """
@@ -19,8 +19,8 @@ import pyarrow as pa
 import pytest
 from django.db import connection
 
-from annotation.aggregation import rationale_ok_vectorised, rationale_sure_sql
-from annotation.rationale import MAX_LENGTH, RationaleRule, rationale_errors
+from dataset.aggregation import rationale_ok_vectorised, rationale_sure_sql
+from protocol.rationale import MAX_LENGTH, RationaleRule, rationale_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = json.loads((ROOT / "tests" / "data" / "rationale_cases.json").read_text("utf-8"))

@@ -10,19 +10,13 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from annotation.assignments import assignments_build
-from annotation.models import (
-    Answer,
-    Assignment,
-    AssignmentStatus,
-    Estimate,
-    EstimateRevision,
-    LanguageModel,
-)
-from annotation.rationale import rationale_errors
-from annotation.services import ScoreInput, ScoringClosed, assignment_submit, estimate_save_draft
+from material.models import Answer, LanguageModel
 from panels.models import Panel
+from protocol.rationale import rationale_errors
 from tests.conftest import Personas, make_expert
+from work.assignments import assignments_build
+from work.models import Assignment, AssignmentStatus, Estimate, EstimateRevision
+from work.services import ScoreInput, ScoringClosed, assignment_submit, estimate_save_draft
 
 pytestmark = pytest.mark.django_db
 

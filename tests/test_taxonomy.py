@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import translation
 
-from annotation.models import Instruction
+from material.models import Instruction
 from taxonomy.models import Criterion, CriterionGroup, FunctionalStyle, Rubric, Task, TaskGroup
 from taxonomy.services import CATALOGUE_DIR, criteria_for, load_pollux
 from tests.conftest import leaf

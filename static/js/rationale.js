@@ -1,4 +1,4 @@
-// The POLLUX rationale rule in the browser: a copy of annotation/rationale.py (the authority)
+// The POLLUX rationale rule in the browser: a copy of protocol/rationale.py (the authority)
 // for quick feedback. Every parameter and message comes from the server (the scoring page
 // renders RationaleRule.for_client() as JSON); tests/test_rationale_rule.py runs this file on
 // the shared case list tests/data/rationale_cases.json.

@@ -45,10 +45,10 @@ from django.db import transaction
 from django.test import Client
 from django.urls import resolve, reverse
 
-from annotation.models import Triple
-from panels.services import control_reference_criteria
+from quality.control import control_reference_criteria
 from tests.security.conftest import GOOD, SECRETS, Side, World
 from tests.security.urlwalk import Route, api_operations, url_routes
+from work.models import Triple
 
 pytestmark = pytest.mark.django_db
 

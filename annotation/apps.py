@@ -1,9 +1,0 @@
-from __future__ import annotations
-
-from django.apps import AppConfig
-from django.utils.translation import gettext_lazy as _
-
-
-class AnnotationConfig(AppConfig):
-    name = "annotation"
-    verbose_name = _("Annotation")

@@ -1,0 +1,186 @@
+"""Supervisors' writes over work (reassign, lock, reopen, build) and the stats snapshot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from panels.models import Expert, Panel
+from panels.services import actor_or_none, audit
+from quality.exams import ExamError
+
+
+def expert_reassign(*, expert: Expert, panel: Panel, user: Any) -> Any:
+    """Release the expert's open work of this panel (only) and queue a build job of the panel
+    that hands it to other experts. Control items go too: a queue left with gold only would
+    tell the expert which items are gold."""
+    from work.assignments import OPEN_STATUSES, assignment_release
+    from work.models import Assignment, AssignmentKind
+
+    with transaction.atomic():
+        open_assignments = list(
+            Assignment.objects.select_for_update().filter(
+                expert=expert,
+                panel=panel,
+                status__in=OPEN_STATUSES,
+                kind__in=[AssignmentKind.WORK, AssignmentKind.CONTROL],
+            )
+        )
+        for assignment in open_assignments:
+            assignment_release(assignment=assignment, reason="reassigned")
+        answers = sorted({a.answer_id for a in open_assignments if a.kind == AssignmentKind.WORK})
+        audit(
+            action="reassign",
+            actor=user,
+            panel=panel,
+            expert=expert,
+            data={"released": len(open_assignments)},
+        )
+        return _build_job(panel=panel, user=user, answer_ids=answers, action="reassign")
+
+
+@transaction.atomic
+def assignments_lock_batch(
+    *,
+    panel: Panel,
+    user: Any,
+    submitted_from: Any = None,
+    submitted_to: Any = None,
+    task_id: int | None = None,
+) -> int:
+    """Lock submitted work of a panel (optionally a date range and task): scores become final."""
+    from work.models import Assignment, AssignmentStatus
+
+    qs = Assignment.objects.filter(
+        panel=panel, kind="work", status=AssignmentStatus.SUBMITTED, locked=False
+    )
+    if submitted_from:
+        qs = qs.filter(submitted_at__gte=submitted_from)
+    if submitted_to:
+        qs = qs.filter(submitted_at__lt=submitted_to)
+    if task_id:
+        qs = qs.filter(answer__instruction__task_id=task_id)
+    count = qs.update(locked=True)
+    audit(
+        action="lock_batch",
+        actor=user,
+        panel=panel,
+        data={
+            "locked": count,
+            "from": str(submitted_from or ""),
+            "to": str(submitted_to or ""),
+            "task": task_id,
+        },
+    )
+    return count
+
+
+def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
+    """Reopen a triple for rescoring: one more estimate slot, given to a fresh expert.
+
+    Submitted scores stay (they are evidence); the required overlap grows by one (at most 10)
+    and a build job of the triple's panel hands the new slot to a qualified expert who has not
+    scored the answer. Returns the job.
+    """
+    from work.models import Triple
+
+    note = (note or "").strip()
+    if not note:
+        raise ExamError(_("Say why the triple is reopened."))
+    with transaction.atomic():
+        locked = Triple.objects.select_for_update().select_related("panel").get(pk=triple.pk)
+        if locked.required_overlap >= 10:
+            raise ExamError(_("This triple already has the maximum number of slots."))
+        locked.required_overlap += 1
+        locked.reopened_note = note
+        locked.save(update_fields=["required_overlap", "reopened_note"])
+        audit(
+            action="reopen_triple",
+            actor=user,
+            panel=locked.panel,
+            note=note,
+            data={"triple": locked.pk, "overlap": locked.required_overlap},
+        )
+        return _build_job(
+            panel=locked.panel, user=user, answer_ids=[locked.answer_id], action="reopen"
+        )
+
+
+def _build_job(
+    *, panel: Panel, user: Any, answer_ids: list[int] | None, action: str, control: bool = False
+) -> Any:
+    """A build job scoped to the panel (jobs.services: progress, retries), queued on commit.
+
+    `answer_ids` narrows it further (a reassign, a reopen); None means every answer of the
+    panel, and the builder itself leaves reserved copies and the panel's gold answers out.
+    """
+    from jobs.models import Job, JobKind
+
+    params: dict[str, Any] = {"panel_id": panel.pk, "action": action}
+    if answer_ids is not None:
+        params["answer_ids"] = answer_ids
+    job = Job.objects.create(
+        kind=JobKind.ASSIGNMENTS, params=params, created_by=actor_or_none(user)
+    )
+
+    def _enqueue() -> None:
+        from celery import chain
+
+        from quality.tasks import distribute_control_items
+        from work.tasks import build_assignments
+
+        if control:
+            chain(build_assignments.si(job.id), distribute_control_items.si(panel.pk)).delay()
+        else:
+            build_assignments.delay(job.id)
+
+    transaction.on_commit(_enqueue)
+    return job
+
+
+@transaction.atomic
+def assignments_build_enqueue(*, panel: Panel, user: Any) -> Any:
+    """Queue the panel's assignment builder (then its control items) as a Job with progress."""
+    job = _build_job(panel=panel, user=user, answer_ids=None, action="build", control=True)
+    audit(action="build", actor=user, panel=panel, data={"job": job.pk})
+    return job
+
+
+def panel_stats_refresh(*, panel_id: int) -> Any:
+    """Recompute a panel's snapshot of heavy aggregates (idempotent; last writer wins)."""
+    import time
+
+    from console.models import PanelStats
+    from console.selectors import panel_stats_compute
+
+    started = time.monotonic()
+    panel = Panel.objects.get(pk=panel_id)
+    data = panel_stats_compute(panel)
+    snapshot, _created = PanelStats.objects.update_or_create(
+        panel=panel,
+        defaults={
+            "data": data,
+            "computed_at": timezone.now(),
+            "seconds": time.monotonic() - started,
+        },
+    )
+    return snapshot
+
+
+def panel_stats_refresh_enqueue(*, panel: Panel) -> bool:
+    """Queue a refresh unless one was queued in the last minute (a cache key debounces)."""
+    from django.core.cache import cache
+
+    if not cache.add(f"panels:stats-refresh:{panel.pk}", 1, timeout=60):
+        return False
+
+    def _enqueue() -> None:
+        from console.tasks import refresh_panel_stats
+
+        refresh_panel_stats.delay(panel.pk)
+
+    transaction.on_commit(_enqueue)
+    return True

@@ -1,0 +1,11 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from jobs.models import Job
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = ["id", "kind", "status", "progress_done", "progress_total", "created_at"]
+    list_filter = ["kind", "status"]

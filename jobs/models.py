@@ -1,0 +1,58 @@
+"""Long jobs with progress, visible in the UI; Celery tasks receive their id."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class JobKind(models.TextChoices):
+    IMPORT = "import", _("import")
+    ASSIGNMENTS = "assignments", _("build assignments")
+    AGGREGATE = "aggregate", _("aggregation")
+    EXPORT = "export", _("export")
+    JUDGE = "judge", _("judge run")
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", _("queued")
+    RUNNING = "running", _("running")
+    DONE = "done", _("done")
+    FAILED = "failed", _("failed")
+    CANCELLED = "cancelled", _("cancelled")
+
+
+class Job(models.Model):
+    """A long Celery job with progress, visible in the UI; tasks receive its id."""
+
+    kind = models.CharField(max_length=16, choices=JobKind.choices)
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    params = models.JSONField(default=dict, blank=True)
+    progress_done = models.PositiveBigIntegerField(default=0)
+    progress_total = models.PositiveBigIntegerField(default=0)
+    message = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    # Relative to PRIVATE_STORAGE_ROOT; set only once the file is complete.
+    file_path = models.CharField(max_length=500, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("job")
+        verbose_name_plural = _("jobs")
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} job {self.pk}"
+
+    @property
+    def percent(self) -> int:
+        if not self.progress_total:
+            return 100 if self.status == JobStatus.DONE else 0
+        return min(100, int(100 * self.progress_done / self.progress_total))
