@@ -18,11 +18,14 @@ from django.utils import timezone
 from panels.models import Membership, Panel, SupervisorNotice
 from quality.models import ControlItem, ControlStanding
 from quality.selectors import Agreement, expert_agreement
+from taxonomy.models import GROUP_ORDER, CriterionGroup, Task
+from work.forms import parse_score
+from work.models import Assignment, Estimate, EstimateStatus, Triple
+from work.selectors import blind_answer_ids
 
 
 def panel_progress(panels: QuerySet[Panel]) -> list[dict[str, Any]]:
     """Triples required / estimates submitted per panel, counted without touching text columns."""
-    from work.models import Estimate, EstimateStatus, Triple
 
     rows = []
     gold = ControlItem.objects.filter(
@@ -99,7 +102,6 @@ class ProgressRow:
 
 def progress_by_group(panel: Panel) -> list[ProgressRow]:
     """Triples done (all required votes in) / required, per criterion group."""
-    from taxonomy.models import GROUP_ORDER, CriterionGroup
 
     rows = _fetch(
         f"""SELECT "group", COUNT(*), COUNT(*) FILTER (WHERE done >= required_overlap)
@@ -119,8 +121,6 @@ def localise_task_rows(rows: list[ProgressRow]) -> list[ProgressRow]:
     """Task labels in the active language (snapshots store the English path, keyed by task id)."""
     from dataclasses import replace
 
-    from taxonomy.models import Task
-
     ids = [int(r.key) for r in rows if str(r.key).isdigit()]
     tasks = {
         t.pk: t for t in Task.objects.filter(pk__in=ids).select_related("group", "parent__parent")
@@ -133,7 +133,6 @@ def localise_task_rows(rows: list[ProgressRow]) -> list[ProgressRow]:
 
 def progress_by_task(panel: Panel, limit: int = 200) -> list[ProgressRow]:
     """Triples done / required per leaf task of the instructions."""
-    from taxonomy.models import Task
 
     rows = _fetch(
         f"""SELECT i.task_id, COUNT(*), COUNT(*) FILTER (WHERE x.done >= x.required_overlap)
@@ -199,8 +198,6 @@ def progress_over_time(
 def _median_times_portable(panel: Panel) -> dict[str, Any]:
     """The same figures computed in Python, for SQLite (the demo), which has no percentile_cont."""
     from statistics import median
-
-    from work.models import Assignment, Estimate
 
     answer_times = list(
         Assignment.objects.filter(panel=panel, kind="work", status="submitted").values_list(
@@ -272,7 +269,6 @@ def expert_rows(
 
     Pass the snapshot's agreement (PanelStats): computing it live scans the panel's estimates.
     """
-    from work.models import Estimate
 
     ids = [m.expert_id for m in memberships]
     counts = {
@@ -323,8 +319,6 @@ def viewer_is_blind(panel: Panel, user: Any) -> bool:
     panel). Then the console's score aggregates of the panel (distribution, confidence,
     agreement) are hidden from him too: on a young panel they are a handful of scores, his
     peers' scores of his own open answers among them. Lists hide just those answers."""
-    from work.models import Triple
-    from work.selectors import blind_answer_ids
 
     if not hasattr(user, "expert"):
         return False
@@ -337,9 +331,6 @@ def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) ->
     The viewer's own open answers are left out entirely (not only their scores: counts and
     filters by score would still tell them): a supervisor who is also an expert scores blind.
     """
-    from work.forms import parse_score
-    from work.models import Estimate
-    from work.selectors import blind_answer_ids
 
     qs = Estimate.objects.filter(triple__panel=panel, assignment__kind="work")
     if viewer is not None and hasattr(viewer, "expert"):
@@ -417,78 +408,3 @@ def confidence_histogram(panel: Panel, bins: int = 10) -> list[int]:
     for confidence, n in rows:
         counts[max(0, min(bins - 1, int(float(confidence) * bins)))] += n
     return counts
-
-
-STATS_MAX_AGE = timedelta(minutes=5)
-
-
-def panel_stats_compute(panel: Panel) -> dict[str, Any]:
-    """Every heavy aggregate of the console in JSON form (stored in PanelStats)."""
-    agreement = expert_agreement(panel)
-    throughput = throughput_per_day(panel, 30)
-    return {
-        "progress": [
-            [d.isoformat(), n] for d, n in progress_over_time(panel, 30, series=throughput)
-        ],
-        "groups": [[r.key, r.required, r.done] for r in progress_by_group(panel)],
-        "tasks": [[r.key, r.label, r.required, r.done] for r in progress_by_task(panel, 50)],
-        "throughput": [[d.isoformat(), n] for d, n in throughput],
-        "times": median_times(panel),
-        "distribution": score_distribution(panel),
-        "confidence": confidence_histogram(panel),
-        "agreement": {
-            str(expert_id): {g: [a.n, a.agree, a.distance] for g, a in groups.items()}
-            for expert_id, groups in agreement.items()
-        },
-    }
-
-
-@dataclass
-class Stats:
-    """The snapshot, rebuilt into the objects templates and plots use."""
-
-    computed_at: Any
-    groups: list[ProgressRow]
-    tasks: list[ProgressRow]
-    throughput: list[tuple[date, int]]
-    progress: list[tuple[date, int]]
-    times: dict[str, Any]
-    distribution: list[dict[str, Any]]
-    confidence: list[int]
-    agreement: dict[int, dict[str, Agreement]]
-    stale: bool
-
-
-def panel_stats(panel: Panel) -> Stats:
-    """The panel's snapshot; computed now when there is none (then kept for the next views)."""
-    from console.models import PanelStats
-    from console.services import panel_stats_refresh
-    from taxonomy.models import CriterionGroup
-
-    snapshot = PanelStats.objects.filter(panel=panel).first()
-    if snapshot is None:
-        snapshot = panel_stats_refresh(panel_id=panel.pk)
-    data = snapshot.data
-    labels = dict(CriterionGroup.choices)
-    throughput = [(date.fromisoformat(d), int(n)) for d, n in data.get("throughput", [])]
-    return Stats(
-        computed_at=snapshot.computed_at,
-        groups=[
-            ProgressRow(key=k, label=str(labels.get(k, k)), required=n, done=d)
-            for k, n, d in data.get("groups", [])
-        ],
-        tasks=[
-            ProgressRow(key=k, label=lbl, required=n, done=d)
-            for k, lbl, n, d in data.get("tasks", [])
-        ],
-        throughput=throughput,
-        progress=[(date.fromisoformat(d), int(n)) for d, n in data.get("progress", [])],
-        times=data.get("times", {}),
-        distribution=data.get("distribution", []),
-        confidence=data.get("confidence", []),
-        agreement={
-            int(e): {g: Agreement(n=v[0], agree=v[1], distance=v[2]) for g, v in groups.items()}
-            for e, groups in data.get("agreement", {}).items()
-        },
-        stale=timezone.now() - snapshot.computed_at > STATS_MAX_AGE,
-    )

@@ -5,20 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from jobs.models import Job, JobKind
 from panels.models import Expert, Panel
 from panels.services import actor_or_none, audit
 from quality.exams import ExamError
+from quality.tasks import distribute_control_items
+from work.assignments import OPEN_STATUSES, assignment_release
+from work.models import Assignment, AssignmentKind, AssignmentStatus, Triple
+from work.tasks import build_assignments
 
 
 def expert_reassign(*, expert: Expert, panel: Panel, user: Any) -> Any:
     """Release the expert's open work of this panel (only) and queue a build job of the panel
     that hands it to other experts. Control items go too: a queue left with gold only would
     tell the expert which items are gold."""
-    from work.assignments import OPEN_STATUSES, assignment_release
-    from work.models import Assignment, AssignmentKind
 
     with transaction.atomic():
         open_assignments = list(
@@ -52,7 +54,6 @@ def assignments_lock_batch(
     task_id: int | None = None,
 ) -> int:
     """Lock submitted work of a panel (optionally a date range and task): scores become final."""
-    from work.models import Assignment, AssignmentStatus
 
     qs = Assignment.objects.filter(
         panel=panel, kind="work", status=AssignmentStatus.SUBMITTED, locked=False
@@ -85,7 +86,6 @@ def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
     and a build job of the triple's panel hands the new slot to a qualified expert who has not
     scored the answer. Returns the job.
     """
-    from work.models import Triple
 
     note = (note or "").strip()
     if not note:
@@ -117,7 +117,6 @@ def _build_job(
     `answer_ids` narrows it further (a reassign, a reopen); None means every answer of the
     panel, and the builder itself leaves reserved copies and the panel's gold answers out.
     """
-    from jobs.models import Job, JobKind
 
     params: dict[str, Any] = {"panel_id": panel.pk, "action": action}
     if answer_ids is not None:
@@ -128,9 +127,6 @@ def _build_job(
 
     def _enqueue() -> None:
         from celery import chain
-
-        from quality.tasks import distribute_control_items
-        from work.tasks import build_assignments
 
         if control:
             chain(build_assignments.si(job.id), distribute_control_items.si(panel.pk)).delay()
@@ -147,40 +143,3 @@ def assignments_build_enqueue(*, panel: Panel, user: Any) -> Any:
     job = _build_job(panel=panel, user=user, answer_ids=None, action="build", control=True)
     audit(action="build", actor=user, panel=panel, data={"job": job.pk})
     return job
-
-
-def panel_stats_refresh(*, panel_id: int) -> Any:
-    """Recompute a panel's snapshot of heavy aggregates (idempotent; last writer wins)."""
-    import time
-
-    from console.models import PanelStats
-    from console.selectors import panel_stats_compute
-
-    started = time.monotonic()
-    panel = Panel.objects.get(pk=panel_id)
-    data = panel_stats_compute(panel)
-    snapshot, _created = PanelStats.objects.update_or_create(
-        panel=panel,
-        defaults={
-            "data": data,
-            "computed_at": timezone.now(),
-            "seconds": time.monotonic() - started,
-        },
-    )
-    return snapshot
-
-
-def panel_stats_refresh_enqueue(*, panel: Panel) -> bool:
-    """Queue a refresh unless one was queued in the last minute (a cache key debounces)."""
-    from django.core.cache import cache
-
-    if not cache.add(f"panels:stats-refresh:{panel.pk}", 1, timeout=60):
-        return False
-
-    def _enqueue() -> None:
-        from console.tasks import refresh_panel_stats
-
-        refresh_panel_stats.delay(panel.pk)
-
-    transaction.on_commit(_enqueue)
-    return True

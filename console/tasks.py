@@ -6,7 +6,7 @@ from typing import Any
 
 from celery import shared_task
 
-from console.services import panel_stats_refresh
+from console.stats import panel_stats_refresh
 from panels.models import Panel
 
 

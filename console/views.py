@@ -24,15 +24,20 @@ from django.views.decorators.http import require_GET, require_POST
 from console import plots
 from console import selectors as console_selectors
 from console import services as console_services
+from console import stats as console_stats
 from console.forms import ControlSettingsForm, LockBatchForm, NoteForm, ReopenForm
+from jobs.models import Job, JobKind, JobStatus
+from material.models import Answer
 from panels import selectors as panel_selectors
 from panels import services as panel_services
 from panels.models import Expert, Membership, Panel
 from quality import control as control_services
 from quality import exams as exam_services
-from quality.models import ControlItem
+from quality.models import ControlItem, ReferenceEstimate
 from quality.rules import PanelAnswer
 from taxonomy.models import CriterionGroup
+from work.forms import parse_id, parse_score
+from work.models import Triple
 
 
 def _console_user(request: HttpRequest) -> None:
@@ -58,8 +63,6 @@ def _panel_expert(request: HttpRequest, pk: int, expert_id: int) -> tuple[Panel,
 def _panel_answer(request: HttpRequest, panel: Panel, raw: Any) -> Any:
     """A real answer routed to the panel, by id or external id; None otherwise (an answer the
     panel does not score does not exist for its console)."""
-    from material.models import Answer
-    from work.forms import parse_id
 
     raw = str(raw or "").strip()
     if not raw:
@@ -97,9 +100,9 @@ def console(request: HttpRequest) -> HttpResponse:
 @require_GET
 def panel_page(request: HttpRequest, pk: int) -> HttpResponse:
     panel = _panel(request, pk)
-    stats = console_selectors.panel_stats(panel)
+    stats = console_stats.panel_stats(panel)
     if stats.stale:
-        console_services.panel_stats_refresh_enqueue(panel=panel)
+        console_stats.panel_stats_refresh_enqueue(panel=panel)
     throughput = stats.throughput[-14:]
     return render(
         request,
@@ -141,7 +144,7 @@ def experts_table(request: HttpRequest, pk: int) -> HttpResponse:
     page = Paginator(panel_selectors.panel_experts(panel, status=status), 25).get_page(
         request.GET.get("page")
     )
-    stats = console_selectors.panel_stats(panel)
+    stats = console_stats.panel_stats(panel)
     blind = console_selectors.viewer_is_blind(panel, request.user)
     # A blind viewer (open work of his own here) sees no agreement figures: {} means none.
     agreement = {} if blind else stats.agreement
@@ -166,7 +169,7 @@ def experts_table(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def plots_page(request: HttpRequest, pk: int) -> HttpResponse:
     panel = _panel(request, pk)
-    stats = console_selectors.panel_stats(panel)
+    stats = console_stats.panel_stats(panel)
     blind = console_selectors.viewer_is_blind(panel, request.user)
     distribution = [
         {
@@ -283,8 +286,6 @@ def lock_batch(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def triple_reopen(request: HttpRequest, pk: int) -> HttpResponse:
-    from work.models import Triple
-
     panel = _panel(request, pk)
     form = ReopenForm(request.POST)
     if not form.is_valid():
@@ -324,8 +325,6 @@ def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
 
 
 def _render_job(request: HttpRequest, job_id: int) -> HttpResponse:
-    from jobs.models import Job, JobKind, JobStatus
-
     _console_user(request)
     job = get_object_or_404(Job, pk=job_id, kind=JobKind.ASSIGNMENTS)
     panel_id = (job.params or {}).get("panel_id")
@@ -387,8 +386,6 @@ def control_page(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def control_references(request: HttpRequest, pk: int, answer_id: int) -> HttpResponse:
     """Reference scores of an answer for the panel's criteria: what a control item is checked by."""
-    from quality.models import ReferenceEstimate
-    from work.forms import parse_score
 
     panel = _panel(request, pk)
     # Only answers the panel scores as work; exam and control material is frozen copies (the
@@ -453,7 +450,7 @@ def control_references(request: HttpRequest, pk: int, answer_id: int) -> HttpRes
 def stats_refresh(request: HttpRequest, pk: int) -> HttpResponse:
     """Recompute the panel's numbers in the background (a Celery task)."""
     panel = _panel(request, pk)
-    if console_services.panel_stats_refresh_enqueue(panel=panel):
+    if console_stats.panel_stats_refresh_enqueue(panel=panel):
         messages.info(request, _("The numbers are being recomputed; reload in a moment."))
     else:
         messages.info(request, _("A recomputation is already under way."))

@@ -18,10 +18,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console.forms import AnswerIdForm, ExamForm, ImportForm, OverrideForm
 from console.views import _panel
+from material.models import Answer
 from panels.models import Expert
 from quality import exams as exam_services
 from quality import selectors as quality_selectors
 from quality.models import Exam, ExamAttempt, ExamReference
+from taxonomy.services import criteria_for
 from work.forms import parse_id, parse_score
 
 
@@ -61,8 +63,6 @@ def exams_page(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _exam_context(exam: Exam) -> dict[str, object]:
-    from taxonomy.services import criteria_for
-
     items = list(exam.items.select_related("answer__instruction__task").order_by("position", "pk"))
     refs: dict[int, dict[int, ExamReference]] = {}
     for ref in ExamReference.objects.filter(item__exam=exam):
@@ -116,8 +116,6 @@ def exam_page(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def exam_item_add(request: HttpRequest, pk: int) -> HttpResponse:
-    from material.models import Answer
-
     exam = _exam(request, pk)
     form = AnswerIdForm(request.POST)
     if not form.is_valid():

@@ -39,7 +39,8 @@ from django.db import connection, transaction
 
 from dataset.models import TripleAggregate
 from jobs.services import job_progress
-from material.models import Answer, Instruction
+from material.models import Answer, Instruction, LanguageModel
+from panels.models import Panel
 from protocol.rationale import SCRIPT_RANGES, RationaleRule
 from taxonomy.models import Criterion, CriterionGroup, Rubric, Task, best_of
 from taxonomy.services import task_tops
@@ -849,8 +850,6 @@ def label_dimensions(triples: pd.DataFrame) -> pd.DataFrame:
     Criteria are pooled by name as in the paper: the rubric variants of one criterion
     (`creativity`, `creativity__2`, ...) share a name and are one criterion in its tables.
     """
-    from material.models import LanguageModel
-    from panels.models import Panel
 
     criteria = dict(Criterion.objects.values_list("pk", "name_en"))
     panels = dict(Panel.objects.values_list("pk", "key"))

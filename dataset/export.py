@@ -33,8 +33,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
+from dataset import columns
 from dataset.aggregation import (
     AggregationSettings,
     DatasetComputation,
@@ -203,23 +205,24 @@ JUDGE_TYPES = {
 
 def judge_names_in_snapshot() -> list[str]:
     """Judge configurations with estimates (none when the judging app is not installed)."""
-    from django.apps import apps
+    judges = columns.provider("judge")
+    return judges.names() if judges is not None else []
 
-    if not apps.is_installed("judging"):
-        return []
-    from judging.export_columns import judge_config_names
 
-    return judge_config_names()
+def _judge_columns() -> columns.ColumnProvider:
+    """Judging's registered columns; asked only with judge names, which come from it."""
+    judges = columns.provider("judge")
+    if judges is None:
+        raise ImproperlyConfigured("judge columns asked for, but no provider is registered")
+    return judges
 
 
 def triple_schema(judge_names: list[str]) -> pa.Schema:
     if not judge_names:
         return TRIPLE_SCHEMA
-    from judging.export_columns import judge_column_names
-
     extra = [
         pa.field(col, JUDGE_TYPES[col.rsplit("__", 1)[1]])
-        for col in judge_column_names(judge_names)
+        for col in _judge_columns().column_names(judge_names)
     ]
     return pa.schema([*TRIPLE_SCHEMA, *extra])
 
@@ -665,10 +668,8 @@ def triple_batches(
         schema = triple_schema(judge_names or [])
         judge_arrays: list[pa.Array] = []
         if judge_names:
-            from judging.export_columns import judge_columns_aligned
-
             # One query per chunk: the judges' latest estimate of each triple, per config.
-            values = judge_columns_aligned(part["triple_id"].tolist(), judge_names)
+            values = _judge_columns().aligned(part["triple_id"].tolist(), judge_names)
             judge_arrays = [
                 pa.array(values[field.name], type=field.type)
                 for field in schema

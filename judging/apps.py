@@ -8,3 +8,17 @@ class JudgingConfig(AppConfig):
     name = "judging"
     verbose_name = _("LLM judges")
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The export (dataset, below judging) carries judge columns through this registry.
+        from dataset import columns
+        from judging import export_columns
+
+        columns.register(
+            "judge",
+            columns.ColumnProvider(
+                names=export_columns.judge_config_names,
+                column_names=export_columns.judge_column_names,
+                aligned=export_columns.judge_columns_aligned,
+            ),
+        )

@@ -8,8 +8,16 @@ from typing import Any
 
 from django.db.models import Q, QuerySet
 
+from dataset.aggregation import (
+    AggregationSettings,
+    aggregate_estimates,
+    read_estimate_frame,
+    snapshot,
+)
 from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun
+from judging.report import report_fingerprint
 from taxonomy.models import Task
+from taxonomy.services import task_tops
 from work.models import Estimate, EstimateStatus, Triple
 
 
@@ -96,14 +104,6 @@ def comparison_rows(run: JudgeRun) -> list[ComparisonRow]:
     aggregation's own reader and rules (dataset.aggregation), so both agree by construction.
     """
     from django.db.models.functions import Length
-
-    from dataset.aggregation import (
-        AggregationSettings,
-        aggregate_estimates,
-        read_estimate_frame,
-        snapshot,
-    )
-    from taxonomy.services import task_tops
 
     tops = task_tops()
     task_names = dict(Task.objects.filter(level=0).values_list("pk", "name_en"))
@@ -233,7 +233,6 @@ class StoredReport:
 def report_stored(run: JudgeRun) -> StoredReport:
     """The run's stored report and whether it is stale: one read of the report row and one
     aggregate for the fingerprint (judging.report.report_fingerprint); no estimate is read."""
-    from judging.report import report_fingerprint
 
     stored = JudgeReport.objects.filter(run=run).first()
     if stored is None:

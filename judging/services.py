@@ -36,6 +36,7 @@ from judging.models import (
     RunStatus,
     default_prompt_template,
 )
+from judging.report import report_fingerprint, run_report
 from judging.selectors import scope_triples
 from work.models import Triple
 
@@ -211,6 +212,7 @@ def run_resume(*, run: JudgeRun, stale: timedelta | None = None) -> int:
 
 def _enqueue_on_commit(run_id: int) -> None:
     def send() -> None:
+        # judging.tasks imports this module: the task is named here, when it is sent.
         from judging.tasks import judge_batch
 
         for batch_id in (
@@ -553,6 +555,7 @@ def report_request(run_id: int) -> bool:
         return False
 
     def send() -> None:
+        # judging.tasks imports this module: the task is named here, when it is sent.
         from judging.tasks import compute_report
 
         compute_report.delay(run_id)
@@ -568,7 +571,6 @@ def report_compute(*, run_id: int, keep_claim_on_error: bool = False) -> JudgeRe
     If a request came while it computed, the next computation is queued. On an error the
     claim is released (so a later page load asks again), or kept when the caller retries.
     """
-    from judging.report import run_report
 
     run = JudgeRun.objects.select_related("config").get(pk=run_id)
     report, _ = JudgeReport.objects.get_or_create(run=run)
@@ -600,7 +602,6 @@ def report_compute(*, run_id: int, keep_claim_on_error: bool = False) -> JudgeRe
     report.refresh_from_db()
     if released and report.requested_at and claim and report.requested_at > claim:
         # Asked for again while computing: once more, unless nothing changed meanwhile.
-        from judging.report import report_fingerprint
 
         run.refresh_from_db()
         if report_fingerprint(run) != fingerprint:

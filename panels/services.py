@@ -8,10 +8,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from panels import hooks
 from panels.models import Expert, Membership, Panel, SupervisorAction, SupervisorNotice
-from quality.models import (
-    ControlStanding,
-)
 
 
 def audit(
@@ -60,9 +58,8 @@ def expert_resume(*, expert: Expert, user: Any, panel: Panel, note: str = "") ->
     membership.is_paused = False
     membership.paused_reason = ""
     membership.save(update_fields=["is_paused", "paused_reason"])
-    ControlStanding.objects.filter(expert=expert, panel=panel).update(
-        since=timezone.now(), n_items=0, n_total=0, n_matched=0
-    )
+    for reset in hooks.on_resumed:
+        reset(expert.pk, panel.pk)
     SupervisorNotice.objects.filter(expert=expert, panel=panel, read_at__isnull=True).update(
         read_at=timezone.now()
     )

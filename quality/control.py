@@ -14,6 +14,7 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from material.models import Answer
 from panels.models import Expert, Membership, Panel, SupervisorAction, SupervisorNotice
 from panels.services import actor_or_none, audit
 from quality.copies import ScoringSpec, answers_copy, scores_match, scoring_material_create
@@ -23,9 +24,13 @@ from quality.models import (
     ControlItem,
     ControlSettings,
     ControlStanding,
+    ReferenceEstimate,
 )
 from taxonomy.models import Criterion, CriterionGroup, Rubric
-from work.models import ReservedAnswer
+from taxonomy.services import criteria_for
+from work.assignments import OPEN_STATUSES, assignment_release
+from work.models import Assignment, AssignmentKind, AssignmentStatus, Estimate, ReservedAnswer
+from work.routing import RoutingTable
 
 
 def control_settings_for(panel: Panel | int) -> ControlSettings:
@@ -53,8 +58,6 @@ def control_reference_criteria(*, panel: Panel, answer: Any) -> list[Criterion]:
     panel (the critical gates every panel scores do not route an answer to it) or is a reserved
     copy (exam or control material).
     """
-    from taxonomy.services import criteria_for
-    from work.routing import RoutingTable
 
     if ReservedAnswer.objects.filter(answer_id=answer.pk).exists():
         return []
@@ -82,7 +85,6 @@ def control_references_set(
     *, panel: Panel, answer: Any, rows: Sequence[ReferenceInput], user: Any = None
 ) -> int:
     """Write the answer's reference scores for the panel's criteria (all rows, or none)."""
-    from quality.models import ReferenceEstimate
 
     allowed = {c.pk: c for c in control_reference_criteria(panel=panel, answer=answer)}
     for row in rows:
@@ -123,9 +125,6 @@ def control_item_add(*, panel: Panel, answer: Any, user: Any = None) -> ControlI
     reservation that ended; submitted estimates stay as evidence. Experts who held the answer
     as work of the panel never receive it as a control item (they would recognise it).
     """
-    from quality.models import ReferenceEstimate
-    from work.assignments import OPEN_STATUSES, assignment_release
-    from work.models import Assignment, AssignmentKind
 
     if not answer_routed_to_panel(panel=panel, answer=answer):
         raise ExamError(_("This answer is not scored by the panel."))
@@ -159,9 +158,6 @@ def control_items_distribute(*, panel_id: int) -> int:
     missing ones are drawn at random from the gold items they have not seen. Returns how many
     were delivered.
     """
-    from material.models import Answer
-    from quality.models import ReferenceEstimate
-    from work.models import Assignment, AssignmentStatus
 
     conf = control_settings_for(panel_id)
     if not conf.enabled or conf.rate <= 0:
@@ -229,8 +225,6 @@ def _control_deliver(
     items: Sequence[ControlItem],
     refs: dict[int, list[tuple[Criterion, Rubric]]],
 ) -> int:
-    from material.models import Answer
-
     sources = {a.pk: a for a in Answer.objects.filter(pk__in=[i.answer_id for i in items])}
     copies = answers_copy(
         sources=[sources[i.answer_id] for i in items], purpose=ReservedAnswer.Purpose.CONTROL
@@ -253,8 +247,6 @@ def _control_deliver(
 
 def control_on_assignment_submitted(assignment_id: int) -> None:
     """Hook after a successful submission: grade a control item, pause a failing expert."""
-    from quality.models import ReferenceEstimate
-    from work.models import Estimate
 
     with transaction.atomic():
         delivery = (
@@ -354,3 +346,20 @@ def _pause_automatically(membership: Membership, accuracy: float, n_items: int) 
                 fail_silently=True,
             )
         )
+
+
+def gold_pairs(answer_ids: Sequence[int] | None) -> set[tuple[int, int]]:
+    """(answer, panel) pairs of active control items: the builder gives that panel no work on
+    the answer (registered in work.hooks.excluded_pairs)."""
+    gold = ControlItem.objects.filter(is_active=True)
+    if answer_ids is not None:
+        gold = gold.filter(answer_id__in=answer_ids)
+    return set(gold.values_list("answer_id", "panel_id"))
+
+
+def standing_restart(expert_id: int, panel_id: int) -> None:
+    """A resumed expert's control accuracy starts afresh, else the next item would pause again
+    (registered in panels.hooks.on_resumed)."""
+    ControlStanding.objects.filter(expert_id=expert_id, panel_id=panel_id).update(
+        since=timezone.now(), n_items=0, n_total=0, n_matched=0
+    )

@@ -16,9 +16,17 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from material.models import Answer
 from panels.models import Expert, Panel
 from taxonomy.models import Criterion, Rubric
-from work.models import ReservedAnswer
+from work.models import (
+    Assignment,
+    AssignmentKind,
+    AssignmentStatus,
+    Estimate,
+    ReservedAnswer,
+    Triple,
+)
 
 
 def scores_match(
@@ -47,7 +55,6 @@ def scores_match(
 
 def answers_copy(*, sources: Sequence[Any], purpose: str) -> list[Any]:
     """Frozen copies of answers (same instruction, model and text), listed as reserved."""
-    from material.models import Answer
 
     copies = Answer.objects.bulk_create(
         [
@@ -91,7 +98,6 @@ def scoring_material_create(
     specs: Sequence[ScoringSpec],
 ) -> list[Any]:
     """Triples (overlap 1), one assignment per copy and the expert's slot-1 estimates."""
-    from work.models import Assignment, AssignmentKind, AssignmentStatus, Estimate, Triple
 
     triples: list[Triple] = []
     for copy, spec in zip(copies, specs, strict=True):

@@ -21,6 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from material.importing import xlsx_unpack_error
+from material.models import Answer
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
 from quality.copies import ScoringSpec, answers_copy, scores_match, scoring_material_create
@@ -32,7 +34,9 @@ from quality.models import (
     ExamReference,
 )
 from taxonomy.models import Criterion, CriterionGroup
-from work.models import ReservedAnswer
+from taxonomy.services import criteria_for
+from work.forms import parse_id, parse_score
+from work.models import Assignment, AssignmentStatus, Estimate, ReservedAnswer
 
 EXAM_SETTINGS_FIELDS = (
     "title",
@@ -237,8 +241,6 @@ def _read_table(content: bytes, filename: str) -> list[dict[str, str]]:
         from django.conf import settings
         from openpyxl import load_workbook
 
-        from material.importing import xlsx_unpack_error
-
         problem = xlsx_unpack_error(io.BytesIO(content), settings.IMPORT_MAX_BYTES)
         if problem is not None:
             raise ValueError(problem[1])
@@ -271,8 +273,6 @@ def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) 
     Columns: answer (the source answer's id or external id), criterion (its key), score (a value
     of the criterion's scale, or NA), comment. Answers not yet in the exam are added.
     """
-    from material.models import Answer
-    from taxonomy.services import criteria_for
 
     report = ImportReport()
     try:
@@ -285,7 +285,6 @@ def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) 
             _("Missing columns: expected %(cols)s.") % {"cols": ", ".join(IMPORT_COLUMNS)}
         )
         return report
-    from work.forms import parse_id
 
     keys = {row.get("answer", "") for row in table}
     ids = {i for i in map(parse_id, keys) if i is not None}
@@ -369,7 +368,6 @@ def _import_score(raw: str) -> int | None:
 
     "1e999", "inf", "nan" and "2.5" are no scores; whether it is on the scale is checked next.
     """
-    from work.forms import parse_score
 
     score, is_na, malformed = parse_score(raw)
     if not malformed and not is_na and score is not None:
@@ -392,7 +390,6 @@ def _exam_import_write(
     user: Any,
 ) -> Exam:
     """Write the checked rows of an exam import (all or none); ExamError when it cannot."""
-    from material.models import Answer
 
     with transaction.atomic():
         target = _exam_writable(exam, user)
@@ -465,7 +462,6 @@ def exam_refusal(exam: Exam, expert: Expert, *, now: Any = None) -> str:
 @transaction.atomic
 def exam_attempt_start(*, exam: Exam, expert: Expert) -> ExamAttempt:
     """Start an attempt: fresh copies of every exam answer, assigned to the candidate."""
-    from material.models import Answer
 
     # The expert row lock serialises double clicks: two attempts cannot start at once.
     Expert.objects.select_for_update().get(pk=expert.pk)
@@ -511,7 +507,6 @@ def exam_on_assignment_submitted(assignment_id: int) -> None:
 
     A no-op for any assignment that is not part of an exam. Safe to call twice.
     """
-    from work.models import AssignmentStatus
 
     link = (
         ExamAttemptItem.objects.filter(assignment_id=assignment_id)
@@ -550,7 +545,6 @@ class Comparison:
 
 def attempt_comparisons(attempt: ExamAttempt, *, tolerance: int | None = None) -> list[Comparison]:
     """Every reference of the attempt's exam version next to the candidate's estimate."""
-    from work.models import Estimate
 
     tol = attempt.exam.tolerance if tolerance is None else tolerance
     links = {
@@ -605,7 +599,6 @@ def attempt_comparisons(attempt: ExamAttempt, *, tolerance: int | None = None) -
 @transaction.atomic
 def exam_attempt_grade(*, attempt_id: int) -> ExamAttempt:
     """Grade an attempt (once): matching coefficient, verdict, qualification on a pass."""
-    from work.models import Assignment
 
     attempt = ExamAttempt.objects.select_for_update().select_related("exam").get(pk=attempt_id)
     if attempt.graded:

@@ -7,9 +7,12 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import Count
+from django.urls import reverse
 
 from panels.models import Expert, Membership, Panel
+from quality.exams import exam_refusal
 from quality.models import Exam, ExamAttempt, ExamAttemptItem
+from work.models import Assignment, AssignmentStatus
 
 _AGREEMENT_SQL = """
 WITH e AS (
@@ -120,7 +123,6 @@ def exams_for_panel(panel: Panel) -> list[Exam]:
 
 def exams_for_candidate(expert: Expert) -> list[dict[str, Any]]:
     """Open exams of the candidate's panels with their own attempts (never the reference)."""
-    from quality.exams import exam_refusal
 
     panel_ids = list(Membership.objects.filter(expert=expert).values_list("panel_id", flat=True))
     exams = [
@@ -161,10 +163,13 @@ class ExamPosition:
     total: int
     next_assignment_id: int | None
 
+    def continue_url(self, after: int) -> str:
+        """The attempt's continue page: the next unanswered item, or the result after the last."""
+        return reverse("exam_attempt_continue", args=[self.attempt_id]) + f"?after={after}"
+
 
 def exam_position(assignment_id: int) -> ExamPosition | None:
     """The exam position of an assignment, None for an assignment that is not an exam item."""
-    from work.models import AssignmentStatus
 
     link = (
         ExamAttemptItem.objects.filter(assignment_id=assignment_id)
@@ -197,8 +202,6 @@ def exam_position(assignment_id: int) -> ExamPosition | None:
 
 
 def attempt_first_open_assignment(attempt: ExamAttempt) -> int | None:
-    from work.models import Assignment
-
     return (
         Assignment.objects.filter(exam_item__attempt=attempt)
         .exclude(status="submitted")

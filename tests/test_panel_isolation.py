@@ -227,7 +227,7 @@ def test_a_supervising_expert_does_not_see_scores_of_answers_open_in_his_queue(
     # Filtering by a score must not tell either.
     assert "0 estimates" in client.get(url, {"score": "0"}).content.decode()
     # Nor do the panel's score aggregates: on a young panel they are his peers' scores.
-    from console.services import panel_stats_refresh
+    from console.stats import panel_stats_refresh
 
     panel_stats_refresh(panel_id=science.pk)
     plots_page = client.get(reverse("console_plots", args=[science.pk])).content.decode()

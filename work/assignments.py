@@ -24,9 +24,9 @@ from django.utils import timezone
 
 from material.models import Answer
 from panels.models import Membership
-from quality.models import ControlItem
 from taxonomy.models import CriterionGroup
 from taxonomy.services import CriteriaIndex
+from work import hooks
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -244,11 +244,11 @@ def _fill_slots(
         triples = triples.filter(
             answer_id__in=Triple.objects.filter(panel_id=scope_panel).values("answer_id")
         )
-    # (answer, panel) pairs that are gold of the panel: no work of that panel on them.
-    gold = ControlItem.objects.filter(is_active=True)
-    if answer_ids is not None:
-        gold = gold.filter(answer_id__in=answer_ids)
-    gold_pairs = set(gold.values_list("answer_id", "panel_id"))
+    # (answer, panel) pairs that are gold of the panel: no work of that panel on them
+    # (quality registers its active control items in work.hooks).
+    gold_pairs: set[tuple[int, int]] = set()
+    for excluded in hooks.excluded_pairs:
+        gold_pairs |= excluded(answer_ids)
     triple_rows = list(
         triples.order_by("answer_id", "position").values_list(
             "pk", "answer_id", "panel_id", "group", "required_overlap"

@@ -12,8 +12,10 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from panels.models import Membership
 from protocol.rationale import MAX_LENGTH, RationaleRule, rationale_errors
 from taxonomy.models import CriterionGroup
+from work import hooks
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -82,7 +84,6 @@ def closed_reason(assignment: Assignment) -> str:
 
 def membership_paused() -> Exists:
     """Annotation: is the assignment's expert paused in its panel (read with the row itself)."""
-    from panels.models import Membership
 
     return Exists(
         Membership.objects.filter(
@@ -99,8 +100,6 @@ def assignment_paused(assignment: Assignment) -> bool:
 def _membership_paused(assignment: Assignment) -> bool:
     paused = getattr(assignment, "membership_paused", None)
     if paused is None:
-        from panels.models import Membership
-
         paused = Membership.objects.filter(
             expert_id=assignment.expert_id, panel_id=assignment.panel_id, is_paused=True
         ).exists()
@@ -479,17 +478,11 @@ def assignment_submit(
         _carry_critical_stop(assignment, now)
     elif had_stop and not critical_stop:
         _lift_carried_stop(assignment)
-    if assignment.kind != AssignmentKind.WORK:
-        # Exams are graded and control items scored once the submission is durable.
-        from quality.control import control_on_assignment_submitted
-        from quality.exams import exam_on_assignment_submitted
-
+    hook = hooks.on_submitted.get(assignment.kind)
+    if hook is not None:
+        # Exams are graded and control items scored (quality registers both) once the
+        # submission is durable.
         pk = assignment.pk
-        hook = (
-            exam_on_assignment_submitted
-            if assignment.kind == AssignmentKind.EXAM
-            else control_on_assignment_submitted
-        )
         transaction.on_commit(lambda: hook(pk))
     return SubmitResult(ok=True, critical_stop=critical_stop, kind=assignment.kind)
 

@@ -34,12 +34,3 @@ def build_assignments(self: Any, job_id: int) -> None:
 @shared_task
 def release_expired_assignments() -> int:
     return assignments_release_expired()
-
-
-# Tasks defined next to their services register here, where Celery's autodiscovery looks.
-from dataset.tasks import (  # noqa: E402, F401
-    aggregate_job,
-    export_dataset_job,
-    requeue_stale_dataset_jobs,
-)
-from material.tasks import import_material_job  # noqa: E402, F401

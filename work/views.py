@@ -18,10 +18,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from material.markdown import pygments_css
 from panels.models import Expert
 from protocol.rationale import RationaleRule
-from quality.selectors import ExamPosition, exam_position
-from work import selectors, services
+from work import hooks, selectors, services
 from work.forms import items_from_post, parse_id, time_total
-from work.models import Assignment, AssignmentKind, AssignmentStatus, Estimate
+from work.models import Assignment, AssignmentStatus, Estimate
 
 
 def _expert_or_403(request: HttpRequest) -> Expert:
@@ -129,7 +128,13 @@ def queue_next(request: HttpRequest) -> HttpResponse:
     return redirect("assignment", pk=nxt)
 
 
-def _next_url(assignment_id: int, exam: ExamPosition | None) -> str:
+def _position(assignment_id: int, kind: str) -> hooks.SequencePosition | None:
+    """The assignment's place in its sequence (an exam attempt: quality registers it)."""
+    find = hooks.position.get(kind)
+    return find(assignment_id) if find is not None else None
+
+
+def _next_url(assignment_id: int, exam: hooks.SequencePosition | None) -> str:
     """Where "submit and open the next answer" goes: within an exam, only its own items.
 
     The exam's continue page picks the next unanswered item of the same attempt, and after the
@@ -137,7 +142,7 @@ def _next_url(assignment_id: int, exam: ExamPosition | None) -> str:
     work goes through the queue, which never opens exam items.
     """
     if exam is not None:
-        return reverse("exam_attempt_continue", args=[exam.attempt_id]) + f"?after={assignment_id}"
+        return exam.continue_url(after=assignment_id)
     return reverse("queue_next") + f"?after={assignment_id}"
 
 
@@ -152,7 +157,7 @@ def _render_assignment(
     status: int = 200,
 ) -> HttpResponse:
     instruction = assignment.answer.instruction
-    exam = exam_position(assignment.pk) if assignment.kind == AssignmentKind.EXAM else None
+    exam = _position(assignment.pk, assignment.kind)
     context = {
         "assignment": assignment,
         "instruction": instruction,
@@ -227,7 +232,7 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
         messages.success(request, _("Scores saved."))
     if request.POST.get("then") == "stay":
         return redirect("assignment", pk=pk)
-    exam = exam_position(pk) if result.kind == AssignmentKind.EXAM else None
+    exam = _position(pk, result.kind)
     return redirect(_next_url(pk, exam))
 
 
