@@ -17,7 +17,8 @@ from django.utils.translation import gettext_lazy
 from django_htmx.middleware import HtmxDetails
 
 from jobs.models import Job, JobKind, JobStatus
-from material.importing import EXTENSIONS, import_job_create
+from material.import_common import EXTENSIONS
+from material.importing import import_job_create
 from material.tasks import import_material_job
 
 

@@ -21,8 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from material.importing import xlsx_unpack_error
 from material.models import Answer
+from material.readers import xlsx_unpack_error
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
 from quality.copies import ScoringSpec, answers_copy, scores_match, scoring_material_create

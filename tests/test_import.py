@@ -23,7 +23,8 @@ from django.test import Client
 from django.urls import reverse
 
 from jobs.models import Job, JobKind, JobStatus
-from material.importing import PROGRESS_TOTAL, ImportReport, material_import
+from material.import_common import PROGRESS_TOTAL, ImportReport
+from material.importing import material_import
 from material.models import Answer, Instruction, LanguageModel
 from material.tasks import import_material_job
 from panels.defaults import ensure_default_panels

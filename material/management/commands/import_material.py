@@ -7,7 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from material.importing import FORMATS, import_summary, material_import
+from material.import_common import FORMATS
+from material.importing import import_summary, material_import
 
 
 class Command(BaseCommand):
