@@ -7,3 +7,15 @@ from django.utils.translation import gettext_lazy as _
 class DatasetConfig(AppConfig):
     name = "dataset"
     verbose_name = _("Dataset")
+
+    def ready(self) -> None:
+        # The pointwise kind's verdict and export table (work.kinds: the task-kind seam).
+        from dataset import aggregation, export
+        from work import kinds
+
+        kinds.contribute(
+            kinds.POINTWISE,
+            "dataset",
+            aggregate=aggregation.aggregate_estimates,
+            export_schema=export.triple_schema,
+        )

@@ -12,8 +12,9 @@ class QualityConfig(AppConfig):
         # Quality sits above work and panels: it plugs its grading, gold and standing rules
         # into their registries instead of them importing quality (docs/architecture.md).
         from panels import hooks as panel_hooks
-        from quality import control, exams, selectors
+        from quality import control, copies, exams, selectors
         from work import hooks as work_hooks
+        from work import kinds
         from work.models import AssignmentKind
 
         work_hooks.on_submitted.register(AssignmentKind.EXAM, exams.exam_on_assignment_submitted)
@@ -24,3 +25,9 @@ class QualityConfig(AppConfig):
         work_hooks.excluded_pairs.register(control.gold_pairs)
         if control.standing_restart not in panel_hooks.on_resumed:
             panel_hooks.on_resumed.append(control.standing_restart)
+        kinds.contribute(
+            kinds.POINTWISE,
+            "quality",
+            gold_match=copies.scores_match,
+            agreement=selectors.expert_agreement,
+        )

@@ -263,7 +263,8 @@ def _skip_rest(estimate: Estimate, item: ScoreInput | None, own_stop: bool, stop
     return not own_stop and item is None
 
 
-def _validate(estimate: Estimate, item: ScoreInput | None, rule: RationaleRule) -> list[str]:
+def item_errors(estimate: Estimate, item: ScoreInput | None, rule: RationaleRule) -> list[str]:
+    """Why one submitted criterion is refused ([] when it is fine): score, scale, rationale."""
     if item is None or (item.score is None and not item.is_na):
         return [_("Choose a score.")]
     problems = _score_errors(estimate, item)
@@ -400,7 +401,7 @@ def assignment_submit(
         item = by_triple.get(estimate.triple_id)
         if _skip_rest(estimate, item, own_stop, critical_stop):
             continue
-        problems = _validate(estimate, item, rule)
+        problems = item_errors(estimate, item, rule)
         if problems:
             errors[estimate.triple_id] = problems
     if errors:
