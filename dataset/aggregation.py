@@ -81,7 +81,7 @@ class AggregationSettings:
 
 # --------------------------------------------------------------------------------------------
 # Rule 1, vectorised. It must stay the same rule as protocol.rationale.rationale_errors:
-# tests/test_aggregation.py checks both on the same tricky texts.
+# tests/dataset/test_aggregation.py checks both on the same tricky texts.
 # --------------------------------------------------------------------------------------------
 
 # RE2 (Arrow) spelling of rationale.WORD_RE: Python's [^\W\d_] is "a letter" (Unicode categories

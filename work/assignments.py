@@ -170,7 +170,7 @@ def _copy_triples(rows: list[TripleRow]) -> None:
     """COPY BINARY the new triples: the same rows, in the same order, as bulk_create writes.
 
     The ids come from the column's default in row order, as with bulk_create, so both paths
-    produce identical tables (tests/test_assignments.py compares them).
+    produce identical tables (tests/work/test_assignments.py compares them).
     """
     table = np.array(
         [(a, c, r, p, o, pos) for a, c, r, _g, p, o, pos in rows], dtype=np.int64

@@ -132,7 +132,7 @@ class Estimate(models.Model):
     # nothing changes either afterwards: the builder (both write paths, revived assignments
     # included: the key it revives by is (expert, answer, panel)), exam and control material
     # (panels.services.scoring_material_create), and release (which deletes estimates); drafts
-    # and submissions never write it (tests/test_assignments.py checks the equality after a
+    # and submissions never write it (tests/work/test_assignments.py checks the equality after a
     # build, a release, a reassignment, a submission and an exam; the admin shows it, and the
     # assignment's expert, read-only). So the expert exists as long as the assignment
     # (whose foreign keys are checked) does, and the database-level foreign key is off: it was a

@@ -667,7 +667,7 @@ ACCESS: dict[str, Row] = {
         ),
     ),
     # The owner's references are saved (then the exam page); access is checked before the
-    # body is read (tests/test_exams.py covers the supervisor of B).
+    # body is read (tests/quality/test_exams.py covers the supervisor of B).
     "console_exam_references": Row(
         EXAM,
         data=EXAM_REFERENCES,

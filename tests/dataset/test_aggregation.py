@@ -291,7 +291,7 @@ def test_result_tables_average_triple_means_per_model() -> None:
 
 
 # The vectorised rule is checked against rationale_errors on the shared tricky texts
-# (tests/data/rationale_cases.json) in tests/test_rationale_rule.py.
+# (tests/data/rationale_cases.json) in tests/protocol/test_rationale_rule.py.
 
 
 # ---------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from taxonomy.models import Criterion
 from taxonomy.services import load_pollux
 from tests.conftest import PASSWORD, Personas
 
-DATA = Path(__file__).parent / "data" / "import"
+DATA = Path(__file__).parents[1] / "data" / "import"
 POLLUX_CSV = DATA / "pollux_sample.csv"
 OWN_JSONL = DATA / "own_columns.jsonl"
 FORMATS = ["csv", "jsonl", "xlsx", "parquet"]

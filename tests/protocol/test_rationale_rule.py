@@ -22,7 +22,7 @@ from django.db import connection
 from dataset.aggregation import rationale_ok_vectorised, rationale_sure_sql
 from protocol.rationale import MAX_LENGTH, RationaleRule, rationale_errors
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((ROOT / "tests" / "data" / "rationale_cases.json").read_text("utf-8"))
 CASES: list[dict[str, Any]] = DATA["cases"]
 

@@ -34,7 +34,7 @@ from jobs.models import Job, JobKind, JobStatus
 from material.models import Answer
 from tests.celery_worker import default_queue, purge_run_queues
 from tests.conftest import PASSWORD, Personas, make_expert
-from tests.test_aggregation import GOOD, score_triples
+from tests.dataset.test_aggregation import GOOD, score_triples
 from work.models import Estimate
 
 # Mostly Cyrillic letters, so the rationale rule keeps it (rationale.py: "mostly Russian").

@@ -48,7 +48,7 @@ QUERIES_SUBMIT = 9
     ],
 )
 def test_rationale_rules(text: str, score: int | None, is_na: bool, ok: bool) -> None:
-    # More cases, shared with the aggregation and the page: tests/test_rationale_rule.py.
+    # More cases, shared with the aggregation and the page: tests/protocol/test_rationale_rule.py.
     errors = rationale_errors(text, score=score, is_na=is_na, best_score=2)
     assert (errors == []) is ok, errors
 
