@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from material.models import Answer
 from panels.models import Expert, Membership, Panel, SupervisorAction, SupervisorNotice
 from panels.services import actor_or_none, audit
-from quality.copies import ScoringSpec, answers_copy, scores_match, scoring_material_create
+from quality.copies import ScoringSpec, answers_copy, scoring_material_create
 from quality.exams import ExamError, ReferenceInput, reference_errors
 from quality.models import (
     ControlDelivery,
@@ -28,6 +28,7 @@ from quality.models import (
 )
 from taxonomy.models import Criterion, CriterionGroup, Rubric
 from taxonomy.services import criteria_for
+from work import kinds
 from work.assignments import OPEN_STATUSES, assignment_release
 from work.models import Assignment, AssignmentKind, AssignmentStatus, Estimate, ReservedAnswer
 from work.routing import RoutingTable
@@ -274,7 +275,7 @@ def control_on_assignment_submitted(assignment_id: int) -> None:
                 continue
             total += 1
             submitted = est.status == "submitted"
-            matched += scores_match(
+            matched += kinds.slot(kinds.POINTWISE, "gold_match")(
                 ref_score=ref.score,
                 ref_na=ref.is_na,
                 score=est.score if submitted else None,

@@ -25,7 +25,7 @@ from material.models import Answer
 from material.readers import xlsx_unpack_error
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
-from quality.copies import ScoringSpec, answers_copy, scores_match, scoring_material_create
+from quality.copies import ScoringSpec, answers_copy, scoring_material_create
 from quality.models import (
     Exam,
     ExamAttempt,
@@ -35,6 +35,7 @@ from quality.models import (
 )
 from taxonomy.models import Criterion, CriterionGroup
 from taxonomy.services import criteria_for
+from work import kinds
 from work.forms import parse_id, parse_score
 from work.models import Assignment, AssignmentStatus, Estimate, ReservedAnswer
 
@@ -583,7 +584,7 @@ def attempt_comparisons(attempt: ExamAttempt, *, tolerance: int | None = None) -
                 is_na=is_na,
                 rationale=est.rationale if est is not None else "",
                 status=est.status if est is not None else "missing",
-                match=scores_match(
+                match=kinds.slot(kinds.POINTWISE, "gold_match")(
                     ref_score=ref.score,
                     ref_na=ref.is_na,
                     score=score,

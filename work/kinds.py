@@ -79,6 +79,14 @@ def contribute(key: str, app: str, **slots: Callable[..., Any]) -> None:
         setattr(kind, name, fn)
 
 
+def slot(key: str, name: str) -> Callable[..., Any]:
+    """The function a kind put in a slot; the core calls the kind's work through this."""
+    fn = getattr(get(key), name)
+    if fn is None:
+        raise ImproperlyConfigured(f"task kind {key!r} has no {name!r}")
+    return fn
+
+
 def missing_slots(kind: TaskKind) -> list[str]:
     return [
         f.name for f in fields(kind) if f.name not in ("key", "label") and not getattr(kind, f.name)

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from panels.models import Membership
 from protocol.rationale import MAX_LENGTH, RationaleRule, rationale_errors
 from taxonomy.models import CriterionGroup
-from work import hooks
+from work import hooks, kinds
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -397,11 +397,13 @@ def assignment_submit(
     # A violation the expert recorded on this answer for another panel stops this work too.
     critical_stop = own_stop or _violation_elsewhere(assignment)
     errors: dict[int, list[str]] = {}
+    # Every unit of work is pointwise today; the next kind dispatches on the unit's kind here.
+    check = kinds.slot(kinds.POINTWISE, "item_errors")
     for estimate in estimates:
         item = by_triple.get(estimate.triple_id)
         if _skip_rest(estimate, item, own_stop, critical_stop):
             continue
-        problems = item_errors(estimate, item, rule)
+        problems = check(estimate, item, rule)
         if problems:
             errors[estimate.triple_id] = problems
     if errors:
