@@ -1,6 +1,6 @@
 """Aggregation at POLLUX scale: python bench/run.py aggregation --scale full.
 
-Fast: annotation.aggregation.aggregation_run (COPY out, vectorised rules, agreement report,
+Fast: dataset.aggregation.aggregation_run (COPY out, vectorised rules, agreement report,
 COPY of TripleAggregate back in). Baseline: ORM iteration row by row, the rationale rule called
 per estimate, per-triple statistics in Python, bulk_create (no agreement report: less work).
 """
@@ -15,7 +15,7 @@ from bench.datagen import ensure_dataset, result_line, run_child
 
 
 def fast(scale: str) -> dict[str, Any]:
-    from annotation.aggregation import aggregation_run
+    from dataset.aggregation import aggregation_run
 
     report = aggregation_run()
     return {k: report[k] for k in ("estimates_submitted", "triples_total", "triples_in_dataset")}
@@ -24,8 +24,9 @@ def fast(scale: str) -> dict[str, Any]:
 def naive(scale: str) -> dict[str, Any]:
     from django.db import transaction
 
-    from annotation.models import Estimate, TripleAggregate
-    from annotation.rationale import RationaleRule, rationale_errors
+    from dataset.models import TripleAggregate
+    from protocol.rationale import RationaleRule, rationale_errors
+    from work.models import Estimate
 
     votes: dict[int, list[tuple[int | None, bool]]] = defaultdict(list)
     answer_of: dict[int, int] = {}

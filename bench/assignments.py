@@ -32,7 +32,7 @@ from bench.common import line
 
 
 def _tables() -> list[str]:
-    from annotation.models import Assignment, Estimate, Triple
+    from work.models import Assignment, Estimate, Triple
 
     return [Triple._meta.db_table, Assignment._meta.db_table, Estimate._meta.db_table]
 
@@ -63,7 +63,7 @@ def _first_build() -> dict[str, Any]:
     """Triples + assignments from nothing, then the deferred checks of every new row."""
     from django.db import connection
 
-    from annotation import assignments
+    from work import assignments
 
     constraints = _deferred_constraints()
     triples_build = assignments.triples_build
@@ -109,7 +109,7 @@ def _build_with(module: Any, name: str, value: Any) -> tuple[dict[str, Any], tup
     its timings and the (triples, estimates) it created."""
     from django.db import transaction
 
-    from annotation.models import Estimate, Triple
+    from work.models import Estimate, Triple
 
     saved = getattr(module, name)
     sid = transaction.savepoint()
@@ -130,8 +130,8 @@ def main(scale: str) -> str:
     stats = ensure_dataset(scale, with_estimates=False)
     from django.db import connection, transaction
 
-    from annotation import assignments
     from lib import pgcopy
+    from work import assignments
 
     method = pgcopy.COPY_METHOD
     # The other binary encoding of the same rows (lib.pgcopy: numpy layout or psycopg's

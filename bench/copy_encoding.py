@@ -29,8 +29,8 @@ def main(scale: str) -> str:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from annotation.models import Estimate
     from lib.pgcopy import copy_model_rows
+    from work.models import Estimate
 
     n = ROWS[scale]
     i = np.arange(n, dtype=np.int64)

@@ -256,8 +256,10 @@ def _wipe() -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from annotation.models import Answer, Instruction, Job, LanguageModel, Triple
+    from jobs.models import Job
+    from material.models import Answer, Instruction, LanguageModel
     from panels.models import Expert, Membership
+    from work.models import Triple
 
     tables = [
         m._meta.db_table
@@ -338,19 +340,13 @@ def _generate(scale: str, *, with_estimates: bool) -> dict[str, Any]:
     from django.db import connection
     from django.utils import timezone
 
-    from annotation.models import (
-        Answer,
-        Assignment,
-        Estimate,
-        Instruction,
-        LanguageModel,
-        Triple,
-    )
-    from annotation.routing import RoutingTable, overlap_for
+    from material.models import Answer, Instruction, LanguageModel
     from panels.defaults import ensure_default_panels
     from panels.models import Expert, Membership, Panel
     from taxonomy.models import Criterion, FunctionalStyle, Task
     from taxonomy.services import criteria_for, load_pollux
+    from work.models import Assignment, Estimate, Triple
+    from work.routing import RoutingTable, overlap_for
 
     if not Criterion.objects.exists():
         load_pollux()
@@ -699,8 +695,9 @@ def reset_sequences() -> None:
     from django.db import connection
     from django.db.models import Model
 
-    from annotation.models import Answer, Assignment, Estimate, Instruction, LanguageModel, Triple
+    from material.models import Answer, Instruction, LanguageModel
     from panels.models import Expert, Membership
+    from work.models import Assignment, Estimate, Triple
 
     models: list[type[Model]] = [
         get_user_model(),

@@ -1,6 +1,6 @@
 """Parquet export at POLLUX scale: python bench/run.py export-parquet --scale full.
 
-Fast: annotation.export.dataset_export to a directory of Parquet files (one snapshot, COPY out,
+Fast: dataset.export.dataset_export to a directory of Parquet files (one snapshot, COPY out,
 Arrow batches, ParquetWriter), aggregation included. Baseline: ORM iteration row by row over the
 submitted estimates (select_related), rows into a pandas DataFrame, DataFrame.to_parquet (the
 estimates table only, no aggregation: less work).
@@ -19,7 +19,7 @@ OUT = Path(tempfile.gettempdir()) / "pollux-bench-export"
 
 
 def fast(scale: str) -> dict[str, Any]:
-    from annotation.export import ExportOptions, dataset_export
+    from dataset.export import ExportOptions, dataset_export
 
     target = OUT / f"fast-{scale}"
     report = dataset_export(target, ExportOptions(fmt="parquet"))
@@ -30,7 +30,7 @@ def fast(scale: str) -> dict[str, Any]:
 def naive(scale: str) -> dict[str, Any]:
     import pandas as pd
 
-    from annotation.models import Estimate
+    from work.models import Estimate
 
     rows = []
     qs = Estimate.objects.filter(status="submitted").select_related(

@@ -1,6 +1,6 @@
 """Excel export at POLLUX scale: python bench/run.py export-xlsx --scale full.
 
-Fast: annotation.export.dataset_export to .xlsx (one snapshot, COPY out, sheet XML built by Arrow
+Fast: dataset.export.dataset_export to .xlsx (one snapshot, COPY out, sheet XML built by Arrow
 string kernels and streamed into the zip, safe text cells), aggregation included. Baseline:
 pandas.DataFrame.to_excel of the same two tables (read back from the Parquet export beforehand,
 not timed).
@@ -20,7 +20,7 @@ OUT = Path(tempfile.gettempdir()) / "pollux-bench-xlsx"
 
 
 def fast(scale: str) -> dict[str, Any]:
-    from annotation.export import ExportOptions, dataset_export
+    from dataset.export import ExportOptions, dataset_export
 
     target = OUT / f"fast-{scale}.xlsx"
     report = dataset_export(target, ExportOptions(fmt="xlsx"))
@@ -30,7 +30,7 @@ def fast(scale: str) -> dict[str, Any]:
 def naive(scale: str) -> dict[str, Any]:
     import pandas as pd
 
-    from annotation.export import ExportOptions, dataset_export
+    from dataset.export import ExportOptions, dataset_export
 
     source = OUT / f"source-{scale}"
     dataset_export(source, ExportOptions(fmt="parquet"))

@@ -3,7 +3,7 @@
 Workload: one row per answer, POLLUX column names (task_type / task_subtype / task_subsubtype,
 difficulty, domain, model_id), Russian texts of POLLUX-like length (instruction ~1,200
 characters, answer ~3,000). The same rows are written as Parquet and CSV and imported into an
-empty database with :func:`annotation.importing.material_import`; then each file is imported a
+empty database with :func:`material.importing.material_import`; then each file is imported a
 second time (finds everything, creates nothing).
 
 Baseline: the obvious per-row ORM import (get_or_create of the instruction, the model and the
@@ -126,14 +126,14 @@ def _write(rows: list[dict[str, Any]], directory: Path) -> tuple[Path, Path]:
 
 
 def _clean() -> None:
-    from annotation.models import Instruction, LanguageModel
+    from material.models import Instruction, LanguageModel
 
     Instruction.objects.filter(source=SOURCE).delete()
     LanguageModel.objects.filter(name__in=MODELS, answers__isnull=True).delete()
 
 
 def _timed_import(path: Path, expect_answers: int) -> tuple[float, float]:
-    from annotation.importing import material_import
+    from material.importing import material_import
 
     _clean()
     started = time.perf_counter()
@@ -152,7 +152,7 @@ def _baseline(rows: list[dict[str, Any]]) -> float:
     """The per-row ORM import a first version would write (the catalogue lookups cached)."""
     from django.db import transaction
 
-    from annotation.models import Answer, Instruction, LanguageModel
+    from material.models import Answer, Instruction, LanguageModel
     from taxonomy.models import FunctionalStyle, Task
 
     _clean()

@@ -62,9 +62,9 @@ def _prepare(n_experts: int, per_expert: int) -> list[str]:
     from django.contrib.auth import get_user_model
     from django.db import transaction
 
-    from annotation.assignments import assignments_build
-    from annotation.models import Answer, Instruction
+    from material.models import Answer, Instruction
     from panels.models import Expert, Membership, Panel
+    from work.assignments import assignments_build
 
     user_model = get_user_model()
     # bench.datagen.ensure_dataset has moved every id sequence past the COPY-loaded rows.
@@ -110,7 +110,7 @@ def _prepare(n_experts: int, per_expert: int) -> list[str]:
 def _cleanup() -> None:
     from django.contrib.auth import get_user_model
 
-    from annotation.models import Answer
+    from material.models import Answer
     from panels.models import Expert, Membership
 
     Answer.objects.filter(external_id__startswith="bench-answer-").delete()
@@ -342,7 +342,7 @@ def main(scale: str) -> str:
     from bench.datagen import ensure_dataset
 
     ensure_dataset(scale, with_estimates=True)
-    from annotation.models import Estimate
+    from work.models import Estimate
 
     n, per = EXPERTS[scale], ANSWERS_PER_EXPERT[scale]
     names = _prepare(n, per + PACED_ANSWERS)

@@ -17,9 +17,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("", include("annotation.urls")),
-    path("", include("annotation.import_urls")),
-    path("", include("annotation.dataset_urls")),
-    path("", include("panels.urls")),
+    path("", include("work.urls")),
+    path("", include("material.urls")),
+    path("", include("dataset.urls")),
+    path("", include("console.urls")),
     path("", include("judging.urls")),
 ]

@@ -10,6 +10,19 @@ class JudgingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The task module registers its job kinds with annotation.jobs (enqueue, the sweeper)
+        # The task module registers its job kinds with jobs.services (enqueue, the sweeper)
         # in every process, the web one included.
         import judging.tasks  # noqa: F401
+
+        # The export (dataset, below judging) carries judge columns through this registry.
+        from dataset import columns
+        from judging import export_columns
+
+        columns.register(
+            "judge",
+            columns.ColumnProvider(
+                names=export_columns.judge_config_names,
+                column_names=export_columns.judge_column_names,
+                aligned=export_columns.judge_columns_aligned,
+            ),
+        )

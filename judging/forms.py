@@ -5,9 +5,9 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import LanguageModel
 from judging.models import JudgeBackendKind, JudgeConfig
 from judging.selectors import configs_current
+from material.models import LanguageModel
 from panels.models import Panel
 from panels.selectors import panels_for_user
 from taxonomy.models import Task

@@ -10,7 +10,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Job, JobStatus, Triple
+from jobs.models import Job, JobStatus
+from work.models import Triple
 
 DEFAULT_MAX_NEW_TOKENS = 1024
 
@@ -146,7 +147,7 @@ class JudgeRun(models.Model):
         return self.status in (RunStatus.PENDING, RunStatus.RUNNING)
 
 
-# A batch's status is its job's (annotation.jobs owns claim, heartbeat, retries and the sweep).
+# A batch's status is its job's (jobs.services owns claim, heartbeat, retries and the sweep).
 BatchStatus = JobStatus
 
 

@@ -4,7 +4,7 @@
 judged in one snapshot and returns the report as JSON-safe data; the service
 `judging.services.report_compute` stores it (JudgeReport) with the fingerprint of its inputs
 (`report_fingerprint`), and the run page only reads it. The numbers are the paper's (Appendix
-D.2) on the POLLUX dataset: the aggregation's rules (annotation.aggregation) decide which
+D.2) on the POLLUX dataset: the aggregation's rules (dataset.aggregation) decide which
 triples and expert scores count, and its numpy code gives each triple's mean, mode and verdict
 confidence, so the report and the dataset agree by construction. judging.metrics keeps the same
 statistics in plain Python as the independent reference of the tests.
@@ -24,7 +24,18 @@ import pandas as pd
 from django.db.models import Count, Max
 from django.db.models.functions import Length
 
+from dataset.aggregation import (
+    AggregationSettings,
+    aggregate_estimates,
+    read_estimate_frame,
+    snapshot,
+)
 from judging.models import JudgeEstimate, JudgeRun
+from material.models import LanguageModel
+from protocol.rationale import RationaleRule
+from taxonomy.models import Criterion, Task
+from taxonomy.services import task_tops
+from work.models import Estimate, EstimateStatus, Triple
 
 # Bump when the report's content or shape changes: every stored report becomes stale.
 REPORT_VERSION = 1
@@ -53,7 +64,6 @@ JUDGE_COLUMNS = (
 
 def judged_answers_sql(run_id: int) -> str:
     """A trusted SELECT of the answers the run judged (rule 2 needs whole answers)."""
-    from annotation.models import Triple
 
     return (
         f"SELECT DISTINCT jt.answer_id FROM {JudgeEstimate._meta.db_table} je "  # noqa: S608 (trusted names, an integer)
@@ -70,8 +80,6 @@ def report_fingerprint(run: JudgeRun) -> dict[str, Any]:
     submission, an edit, a reopening or a deletion changes their count or latest `updated_at`).
     The dataset rules' settings are part of it: changing them changes the dataset.
     """
-    from annotation.models import Estimate, EstimateStatus
-    from annotation.rationale import RationaleRule
 
     experts = Estimate.objects.filter(
         status=EstimateStatus.SUBMITTED,
@@ -108,9 +116,6 @@ def _judge_frame(run: JudgeRun) -> pd.DataFrame:
 
 def _labels(judged: pd.DataFrame) -> pd.DataFrame:
     """Names for the breakdowns: model, task type (top-level task), task group, criterion."""
-    from annotation.models import LanguageModel
-    from taxonomy.models import Criterion, Task
-    from taxonomy.services import task_tops
 
     tops = task_tops()
     tasks = {
@@ -129,7 +134,6 @@ def _labels(judged: pd.DataFrame) -> pd.DataFrame:
 
 def run_report(run: JudgeRun) -> tuple[dict[str, Any], dict[str, Any]]:
     """(report, fingerprint) of the run, read in one consistent snapshot."""
-    from annotation.aggregation import read_estimate_frame, snapshot
 
     with snapshot():
         run = JudgeRun.objects.select_related("config").get(pk=run.pk)
@@ -144,7 +148,7 @@ def run_report(run: JudgeRun) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def compute_report(judged: pd.DataFrame, estimates: pd.DataFrame, *, family: str) -> dict[str, Any]:
     """The report from frames: `judged` (JUDGE_COLUMNS plus model, task, task_group, criterion
-    labels, sorted by triple_id) and `estimates` (annotation.aggregation.read_estimate_frame of
+    labels, sorted by triple_id) and `estimates` (dataset.aggregation.read_estimate_frame of
     the judged answers).
 
     Only triples in the dataset count (the aggregation's rules: invalid rationales dropped,
@@ -153,7 +157,6 @@ def compute_report(judged: pd.DataFrame, estimates: pd.DataFrame, *, family: str
     submitted expert score is given beside it, labelled as such. Breakdowns by answer model,
     task type and criterion name: the paper's pooling (Appendix D.2).
     """
-    from annotation.aggregation import AggregationSettings, aggregate_estimates
 
     judged = judged.sort_values("triple_id", kind="stable").reset_index(drop=True)
     triple_ids = judged["triple_id"].to_numpy(dtype=np.int64)
@@ -229,7 +232,6 @@ def _panels(
     mode (NaN on a tie), verdict confidence (aggregation's numpy code, no rule applied: the
     estimates given are the ones that count), and the confidence with the judge in for one
     random expert."""
-    from annotation.aggregation import AggregationSettings, aggregate_estimates
 
     mine = estimates[estimates["triple_id"].isin(triple_ids).to_numpy()]
     scored = mine[~mine["is_na"].to_numpy(dtype=bool) & mine["score"].notna().to_numpy()]

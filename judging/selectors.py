@@ -10,10 +10,18 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q, QuerySet
 
-from annotation.jobs import job_is_active
-from annotation.models import Estimate, EstimateStatus, Triple
+from dataset.aggregation import (
+    AggregationSettings,
+    aggregate_estimates,
+    read_estimate_frame,
+    snapshot,
+)
+from jobs.services import job_is_active
 from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun
+from judging.report import report_fingerprint
 from taxonomy.models import Task
+from taxonomy.services import task_tops
+from work.models import Estimate, EstimateStatus, Triple
 
 
 def config_current(name: str) -> JudgeConfig:
@@ -96,17 +104,9 @@ def comparison_rows(run: JudgeRun) -> list[ComparisonRow]:
 
     A handful of queries whatever the size of the run; long texts are never loaded (length in
     SQL), and the dataset filter reads only the answers the run judged, through the
-    aggregation's own reader and rules (annotation.aggregation), so both agree by construction.
+    aggregation's own reader and rules (dataset.aggregation), so both agree by construction.
     """
     from django.db.models.functions import Length
-
-    from annotation.aggregation import (
-        AggregationSettings,
-        aggregate_estimates,
-        read_estimate_frame,
-        snapshot,
-    )
-    from taxonomy.services import task_tops
 
     tops = task_tops()
     task_names = dict(Task.objects.filter(level=0).values_list("pk", "name_en"))
@@ -246,7 +246,6 @@ def report_job_active(report: JudgeReport) -> bool:
 def report_stored(run: JudgeRun) -> StoredReport:
     """The run's stored report and whether it is stale: one read of the report row and one
     aggregate for the fingerprint (judging.report.report_fingerprint); no estimate is read."""
-    from judging.report import report_fingerprint
 
     stored = JudgeReport.objects.filter(run=run).select_related("job").first()
     if stored is None:

@@ -1,6 +1,6 @@
 """Writes of the judging app: configuration versions, runs, batches and their execution.
 
-A run is split into batches; each batch is a Job of kind "judge_batch" (annotation.jobs: one
+A run is split into batches; each batch is a Job of kind "judge_batch" (jobs.services: one
 claim by compare-and-set, a heartbeat column that a stale claim may be taken over by, retries,
 the stale-job sweeper). Its results are written in one transaction with
 `bulk_create(ignore_conflicts=True)` against the unique (run, triple), and triples already
@@ -22,8 +22,8 @@ from django.db import transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
-from annotation.jobs import JobContext, enqueue, enqueue_many, job_run, job_send
-from annotation.models import Job, JobKind, JobStatus, Triple
+from jobs.models import Job, JobKind, JobStatus
+from jobs.services import JobContext, enqueue, enqueue_many, job_run, job_send
 from judge_worker import JudgeBackend, JudgeItem, JudgeOutput, build_messages, render_rubrics
 from judging.models import (
     JudgeBatch,
@@ -34,7 +34,9 @@ from judging.models import (
     RunStatus,
     default_prompt_template,
 )
+from judging.report import report_fingerprint, run_report
 from judging.selectors import report_job_active, scope_triples
+from work.models import Triple
 
 logger = logging.getLogger(__name__)
 
@@ -492,7 +494,6 @@ def report_compute(*, run_id: int) -> JudgeReport:
     fingerprint. Idempotent: computing again from the same data writes the same report; a job
     retried or duplicated costs a computation, never a wrong report. The job's body
     (judging.tasks.compute_report), and on demand (a command, a benchmark)."""
-    from judging.report import run_report
 
     run = JudgeRun.objects.select_related("config").get(pk=run_id)
     report, _ = JudgeReport.objects.get_or_create(run=run)
@@ -523,8 +524,6 @@ def report_after(job: Job) -> None:
     if report is None or not report.requested_at or not job.started_at:
         return
     if report.requested_at > job.started_at:
-        from judging.report import report_fingerprint
-
         run = JudgeRun.objects.get(pk=run_id)
         if report_fingerprint(run) != report.fingerprint:
             report_request(run.pk)

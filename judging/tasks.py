@@ -1,7 +1,7 @@
 """Celery tasks of the judging app, routed to the `judge` queue (settings: "judging.*").
 
 Run on a GPU host: `celery -A config worker -Q judge --pool solo -c 1`, one worker per GPU.
-A batch is a Job (annotation.jobs): the task takes the job's id, and the job skeleton's claim
+A batch is a Job (jobs.services): the task takes the job's id, and the job skeleton's claim
 makes a retried or duplicated task do nothing twice.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.jobs import JobContext, job_task
-from annotation.models import JobKind
+from jobs.models import JobKind
+from jobs.services import JobContext, job_task
 from judging import selectors, services
 from judging.backends import cached_backend
 from judging.models import JudgeRun
@@ -28,7 +28,7 @@ def _retry_countdown(retries: int) -> float:
 
 
 # A batch held by a live worker is left to it ("busy"); should that worker die, the sweeper
-# (annotation.jobs.jobs_requeue_stale, beat) re-sends the batch once its heartbeat is stale.
+# (jobs.services.jobs_requeue_stale, beat) re-sends the batch once its heartbeat is stale.
 @job_task(
     JobKind.JUDGE_BATCH,
     name="judging.tasks.judge_batch",

@@ -299,7 +299,6 @@ def task_tops() -> dict[int, int]:
     The one walk up the task tree, from one query: routing (the owner panel of a task), the
     dataset's task dimension and the judge report's task pooling all use it.
     """
-    from taxonomy.models import Task
 
     parents = dict(Task.objects.values_list("pk", "parent_id"))
     tops: dict[int, int] = {}

@@ -14,7 +14,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 
-from annotation.models import Answer, Instruction, LanguageModel
+from material.models import Answer, Instruction, LanguageModel
 from panels.defaults import ensure_default_panels
 from panels.models import Expert, Membership, Panel
 from taxonomy.models import Criterion, FunctionalStyle, Task

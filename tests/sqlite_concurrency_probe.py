@@ -30,8 +30,8 @@ def main() -> int:
     from django.test import Client
     from django.urls import reverse
 
-    from annotation.demo_data import DEMO_EXPERT
-    from annotation.models import Assignment, AssignmentStatus, Estimate
+    from demo.demo_data import DEMO_EXPERT
+    from work.models import Assignment, AssignmentStatus, Estimate
 
     quiet = StringIO()
     call_command("migrate", verbosity=0, stdout=quiet)

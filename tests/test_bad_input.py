@@ -16,14 +16,16 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotation.assignments import assignments_build
-from annotation.forms import parse_id, parse_score
-from annotation.models import Answer, Assignment, Estimate
-from annotation.rationale import MAX_LENGTH
-from panels.models import Exam, ExamReference, Panel
-from panels.services import exam_create, exam_import, exam_item_add
+from material.models import Answer
+from panels.models import Panel
+from protocol.rationale import MAX_LENGTH
+from quality.exams import exam_create, exam_import, exam_item_add
+from quality.models import Exam, ExamReference
 from taxonomy.services import criteria_for
 from tests.conftest import PASSWORD, Personas, make_expert
+from work.assignments import assignments_build
+from work.forms import parse_id, parse_score
+from work.models import Assignment, Estimate
 
 pytestmark = pytest.mark.django_db
 

@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 from django.db import close_old_connections
 
-from annotation.models import Answer, Estimate, Job, JobStatus, Triple
-from annotation.tasks import build_assignments
+from jobs.models import Job, JobStatus
+from material.models import Answer
 from panels.models import Panel
 from tests.celery_worker import celery_worker, wait_for
 from tests.conftest import make_expert
+from work.models import Estimate, Triple
+from work.tasks import build_assignments
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
@@ -43,7 +45,7 @@ def test_a_worker_builds_assignments_and_reports_progress(
     log = (tmp_path / "worker.log").read_text(errors="replace")
     assert done, log[-3000:]
     # The worker process ran it (not an eager call in the test process).
-    assert "annotation.tasks.build_assignments" in log and "succeeded" in log
+    assert "work.tasks.build_assignments" in log and "succeeded" in log
     job.refresh_from_db()
     assert job.status == JobStatus.DONE, job.message
     assert job.progress_done == job.progress_total == 3

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 from django.db.models import Model
 from django.urls import reverse
 
-from annotation.demo_data import (
+from demo.demo_data import (
     DEMO_ADMIN,
     DEMO_EXPERT,
     DEMO_EXPERTS,
@@ -23,18 +23,10 @@ from annotation.demo_data import (
     DEMO_SUPERVISOR,
     text_hash,
 )
-from annotation.models import (
-    Answer,
-    Assignment,
-    AssignmentKind,
-    AssignmentStatus,
-    Estimate,
-    Instruction,
-    LanguageModel,
-    Triple,
-)
+from material.models import Answer, Instruction, LanguageModel
 from panels.models import Expert, Membership, Panel
 from taxonomy.models import Criterion, Rubric
+from work.models import Assignment, AssignmentKind, AssignmentStatus, Estimate, Triple
 
 User = get_user_model()
 

@@ -17,12 +17,22 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from annotation.dataset_views import DatasetJobForm
-from panels.forms import ExamForm
+from console.forms import ExamForm
+from dataset.views import DatasetJobForm
 from tests.conftest import Personas
 
 ROOT = Path(settings.BASE_DIR)
-OUR_APPS = {"taxonomy", "panels", "annotation", "judging"}
+OUR_APPS = {
+    "taxonomy",
+    "jobs",
+    "panels",
+    "material",
+    "work",
+    "quality",
+    "dataset",
+    "judging",
+    "console",
+}
 # Any absolute http(s) URL that a page would load a script, a style or a font from.
 CDN = re.compile(
     r"""(?:src|href)\s*=\s*["'](?:https?:)?//|cdn\.|jsdelivr|unpkg|cdnjs|googleapis""", re.I

@@ -17,27 +17,17 @@ from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
-from annotation.assignments import assignments_build
-from annotation.models import (
-    Answer,
-    Assignment,
-    AssignmentKind,
-    Estimate,
-    Job,
-    ReferenceEstimate,
-    Triple,
-)
-from annotation.services import ScoreInput, assignment_submit
-from panels import services
-from panels.models import (
-    ControlItem,
-    ControlStanding,
-    Membership,
-    Panel,
-    ReservedAnswer,
-)
+from jobs.models import Job
+from material.models import Answer
+from panels.models import Membership, Panel
+from quality import control as control_services
+from quality import exams as exam_services
+from quality.models import ControlItem, ControlStanding, ReferenceEstimate
 from taxonomy.models import CriterionGroup
 from tests.conftest import Personas, make_expert, make_user
+from work.assignments import assignments_build
+from work.models import Assignment, AssignmentKind, Estimate, ReservedAnswer, Triple
+from work.services import ScoreInput, assignment_submit
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +56,7 @@ def _refs_url(panel: Panel, answer: Answer) -> str:
 
 
 def _critical(panel: Panel, answer: Answer) -> Any:
-    criteria = services.control_reference_criteria(panel=panel, answer=answer)
+    criteria = control_services.control_reference_criteria(panel=panel, answer=answer)
     return next(c for c in criteria if c.group == CriterionGroup.CRITICAL)
 
 
@@ -119,7 +109,9 @@ def test_an_answer_not_routed_to_the_panel_has_no_references_page(
 ) -> None:
     # A literary extract is Literature's work only; Science would see just the critical gates.
     literary = make_answer(LITERARY)
-    assert services.control_reference_criteria(panel=personas.panel_a, answer=literary) == []
+    assert (
+        control_services.control_reference_criteria(panel=personas.panel_a, answer=literary) == []
+    )
     client = _client(personas.supervisor_a)
     assert client.get(_refs_url(personas.panel_a, literary)).status_code == HTTPStatus.NOT_FOUND
     gate = _critical(personas.panel_b, literary)
@@ -138,15 +130,15 @@ def test_an_answer_not_routed_to_the_panel_has_no_references_page(
 
 def _references(panel: Panel, answer: Answer, user: User) -> None:
     rows = [
-        services.ReferenceInput(
+        exam_services.ReferenceInput(
             answer_id=answer.pk,
             criterion_id=c.pk,
             score=0 if c.group == CriterionGroup.CRITICAL else c.rubric.max_value,
         )
-        for c in services.control_reference_criteria(panel=panel, answer=answer)
+        for c in control_services.control_reference_criteria(panel=panel, answer=answer)
         if c.rubric is not None
     ]
-    services.control_references_set(panel=panel, answer=answer, rows=rows, user=user)
+    control_services.control_references_set(panel=panel, answer=answer, rows=rows, user=user)
 
 
 def test_a_supervisor_cannot_reserve_an_answer_of_another_panel(
@@ -168,8 +160,8 @@ def test_a_supervisor_cannot_reserve_an_answer_of_another_panel(
         reverse("console_control", args=[personas.panel_a.pk]), {"references": literary.pk}
     )
     assert r.status_code == HTTPStatus.OK
-    with pytest.raises(services.ExamError):
-        services.control_item_add(panel=personas.panel_a, answer=literary)
+    with pytest.raises(exam_services.ExamError):
+        control_services.control_item_add(panel=personas.panel_a, answer=literary)
 
 
 def test_a_control_item_leaves_other_panels_work_alone_and_releases_its_own(
@@ -206,8 +198,8 @@ def test_a_control_item_leaves_other_panels_work_alone_and_releases_its_own(
     ).exclude(status="released")
     assert Assignment.objects.filter(expert=second_editor, answer=answer, panel=panel_e).exists()
     # Who held it as Science's work never gets it back as a control item.
-    services.control_settings_update(panel=science, user=sup_science, rate=1.0)
-    services.control_items_distribute(panel_id=science.pk)
+    control_services.control_settings_update(panel=science, user=sup_science, rate=1.0)
+    control_services.control_items_distribute(panel_id=science.pk)
     assert not Assignment.objects.filter(
         expert=personas.expert_a, kind=AssignmentKind.CONTROL
     ).exists()
@@ -235,7 +227,7 @@ def test_a_supervising_expert_does_not_see_scores_of_answers_open_in_his_queue(
     # Filtering by a score must not tell either.
     assert "0 estimates" in client.get(url, {"score": "0"}).content.decode()
     # Nor do the panel's score aggregates: on a young panel they are his peers' scores.
-    from panels.services import panel_stats_refresh
+    from console.stats import panel_stats_refresh
 
     panel_stats_refresh(panel_id=science.pk)
     plots_page = client.get(reverse("console_plots", args=[science.pk])).content.decode()
@@ -265,24 +257,24 @@ def test_an_expert_cannot_tell_a_control_item_from_work(
     # References on one criterion only: the copy is still scored on every criterion of work.
     criterion = next(
         c
-        for c in services.control_reference_criteria(panel=science, answer=gold)
+        for c in control_services.control_reference_criteria(panel=science, answer=gold)
         if c.group == CriterionGroup.DOMAIN
     )
     assert criterion.rubric is not None
-    services.control_references_set(
+    control_services.control_references_set(
         panel=science,
         answer=gold,
         rows=[
-            services.ReferenceInput(
+            exam_services.ReferenceInput(
                 answer_id=gold.pk, criterion_id=criterion.pk, score=criterion.rubric.max_value
             )
         ],
     )
-    services.control_item_add(panel=science, answer=gold, user=sup)
-    services.control_settings_update(panel=science, user=sup, rate=1.0)
+    control_services.control_item_add(panel=science, answer=gold, user=sup)
+    control_services.control_settings_update(panel=science, user=sup, rate=1.0)
     work_answer = make_answer()
     assignments_build(answer_ids=[work_answer.pk])
-    assert services.control_items_distribute(panel_id=science.pk) == 1
+    assert control_services.control_items_distribute(panel_id=science.pk) == 1
     control = Assignment.objects.get(expert=personas.expert_a, kind=AssignmentKind.CONTROL)
     work = Assignment.objects.get(expert=personas.expert_a, kind=AssignmentKind.WORK)
 
@@ -365,18 +357,18 @@ def test_a_pause_holds_in_its_panel_only(
 def test_failing_control_items_pause_in_their_panel_only(
     personas: Personas, make_answer: Callable[..., Answer]
 ) -> None:
-    from annotation.services import closed_reason
+    from work.services import closed_reason
 
     science, literature = personas.panel_a, personas.panel_b
     both = make_expert("both", science, literature)
-    services.control_settings_update(
+    control_services.control_settings_update(
         panel=science, user=None, rate=1.0, min_items=1, accuracy_threshold=0.9
     )
     gold = make_answer(text="Эталон")
     _references(science, gold, personas.supervisor_a)
-    services.control_item_add(panel=science, answer=gold)
+    control_services.control_item_add(panel=science, answer=gold)
     assignments_build(answer_ids=[make_answer().pk, make_answer(LITERARY).pk])
-    services.control_items_distribute(panel_id=science.pk)
+    control_services.control_items_distribute(panel_id=science.pk)
     control = Assignment.objects.get(expert=both, kind=AssignmentKind.CONTROL)
     items = [
         ScoreInput(
@@ -390,7 +382,7 @@ def test_failing_control_items_pause_in_their_panel_only(
 
     with transaction.atomic():
         assert assignment_submit(assignment=control, items=items).ok
-    services.control_on_assignment_submitted(control.pk)
+    control_services.control_on_assignment_submitted(control.pk)
     assert Membership.objects.get(expert=both, panel=science).is_paused
     assert not Membership.objects.get(expert=both, panel=literature).is_paused
     lit = Assignment.objects.get(expert=both, panel=literature, kind=AssignmentKind.WORK)

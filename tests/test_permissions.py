@@ -10,10 +10,11 @@ from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 from django.urls import reverse
 
-from annotation.assignments import assignments_build
-from annotation.models import Answer, Assignment
+from material.models import Answer
 from panels.selectors import panels_for_user
 from tests.conftest import Personas
+from work.assignments import assignments_build
+from work.models import Assignment
 
 pytestmark = pytest.mark.django_db
 
@@ -33,11 +34,11 @@ def test_experts_view_only_their_own_assignments(
 ) -> None:
     a, b = _work(personas, make_answer)
     user_a, user_b = personas.expert_a.user, personas.expert_b.user
-    assert user_a.has_perm("annotation.view_assignment", a)
-    assert not user_a.has_perm("annotation.view_assignment", b)
-    assert user_b.has_perm("annotation.view_assignment", b)
-    assert not user_b.has_perm("annotation.view_assignment", a)
-    assert not AnonymousUser().has_perm("annotation.view_assignment", a)
+    assert user_a.has_perm("work.view_assignment", a)
+    assert not user_a.has_perm("work.view_assignment", b)
+    assert user_b.has_perm("work.view_assignment", b)
+    assert not user_b.has_perm("work.view_assignment", a)
+    assert not AnonymousUser().has_perm("work.view_assignment", a)
 
 
 def test_supervisors_act_only_on_their_panels(
@@ -45,10 +46,10 @@ def test_supervisors_act_only_on_their_panels(
 ) -> None:
     a, b = _work(personas, make_answer)
     sup_a, sup_b = personas.supervisor_a, personas.supervisor_b
-    assert sup_a.has_perm("annotation.view_assignment", a)
-    assert not sup_a.has_perm("annotation.view_assignment", b)
-    assert sup_a.has_perm("annotation.reassign_assignment", a)
-    assert not sup_a.has_perm("annotation.reassign_assignment", b)
+    assert sup_a.has_perm("work.view_assignment", a)
+    assert not sup_a.has_perm("work.view_assignment", b)
+    assert sup_a.has_perm("work.reassign_assignment", a)
+    assert not sup_a.has_perm("work.reassign_assignment", b)
     assert sup_a.has_perm("panels.manage_panel", personas.panel_a)
     assert not sup_a.has_perm("panels.manage_panel", personas.panel_b)
     assert sup_a.has_perm("panels.manage_expert", personas.expert_a)
@@ -63,15 +64,15 @@ def test_admins_may_do_everything_experts_and_supervisors_may_not_import(
     a, b = _work(personas, make_answer)
     admin = personas.admin
     for obj in (a, b):
-        assert admin.has_perm("annotation.view_assignment", obj)
-        assert admin.has_perm("annotation.reassign_assignment", obj)
-    assert admin.has_perm("annotation.import_material")
-    assert admin.has_perm("annotation.export_dataset")
+        assert admin.has_perm("work.view_assignment", obj)
+        assert admin.has_perm("work.reassign_assignment", obj)
+    assert admin.has_perm("material.import_material")
+    assert admin.has_perm("dataset.export_dataset")
     for user in (personas.expert_a.user, personas.supervisor_a):
-        assert not user.has_perm("annotation.import_material")
-        assert not user.has_perm("annotation.export_dataset")
-    assert personas.expert_a.user.has_perm("annotation.view_queue")
-    assert not personas.supervisor_a.has_perm("annotation.view_queue")
+        assert not user.has_perm("material.import_material")
+        assert not user.has_perm("dataset.export_dataset")
+    assert personas.expert_a.user.has_perm("work.view_queue")
+    assert not personas.supervisor_a.has_perm("work.view_queue")
     assert personas.supervisor_a.has_perm("panels.view_console")
     assert not personas.expert_a.user.has_perm("panels.view_console")
 
@@ -87,4 +88,4 @@ def test_roles_reach_their_pages(personas: Personas, client: Client) -> None:
     assert client.get(reverse("import_material")).status_code == HTTPStatus.FORBIDDEN
     client.force_login(personas.admin)
     assert client.get(reverse("import_material")).status_code == HTTPStatus.OK
-    assert client.get("/admin/annotation/estimate/").status_code == HTTPStatus.OK
+    assert client.get("/admin/work/estimate/").status_code == HTTPStatus.OK

@@ -32,9 +32,15 @@ INSTALLED_APPS = [
     "template_partials",
     "axes",
     "taxonomy",
+    "jobs",
     "panels",
-    "annotation",
+    "material",
+    "work",
+    "quality",
+    "dataset",
     "judging",
+    "console",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -69,7 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "panels.context_processors.roles",
+                "console.context_processors.roles",
             ],
         },
     },
@@ -188,7 +194,7 @@ CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}}
 JOB_STALE_SECONDS = env.int("JOB_STALE_SECONDS", default=600)
 CELERY_BEAT_SCHEDULE = {
     "release-expired-assignments": {
-        "task": "annotation.tasks.release_expired_assignments",
+        "task": "work.tasks.release_expired_assignments",
         "schedule": 300.0,
     },
     "requeue-stale-jobs": {
@@ -196,7 +202,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 300.0,
     },
     "refresh-panel-stats": {
-        "task": "panels.tasks.refresh_all_panel_stats",
+        "task": "console.tasks.refresh_all_panel_stats",
         "schedule": 300.0,
     },
 }
@@ -233,7 +239,7 @@ POLLUX = {
     "RATIONALE_SCRIPT": env("POLLUX_RATIONALE_SCRIPT", default="cyrillic"),
     "RATIONALE_MIN_WORDS": 2,
     # "Written in that script" means: its letters are at least this share of all letters
-    # (annotation/rationale.py defines the rule; the scoring page reads it from the server).
+    # (protocol/rationale.py defines the rule; the scoring page reads it from the server).
     "RATIONALE_SCRIPT_SHARE": env.float("POLLUX_RATIONALE_SCRIPT_SHARE", default=0.5),
     "ASSIGNMENT_RESERVATION_HOURS": env.int("POLLUX_RESERVATION_HOURS", default=48),
     "OVERLAP": {"critical": 5, "general": 3, "subjective": 3, "domain": 2, "task": 2},

@@ -1,6 +1,6 @@
-// The POLLUX rationale rule in the browser: a copy of annotation/rationale.py (the authority)
+// The POLLUX rationale rule in the browser: a copy of protocol/rationale.py (the authority)
 // for quick feedback. Every parameter and message comes from the server (the scoring page
-// renders RationaleRule.for_client() as JSON); tests/test_rationale_rule.py runs this file on
+// renders RationaleRule.for_client() as JSON); tests/protocol/test_rationale_rule.py runs this file on
 // the shared case list tests/data/rationale_cases.json.
 (function (root) {
   "use strict";

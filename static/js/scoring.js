@@ -1,5 +1,5 @@
 // Scoring page: keyboard control, draft autosave, rationale checks mirrored from the server
-// (annotation/rationale.py is the authority; this only gives quick feedback).
+// (protocol/rationale.py is the authority; this only gives quick feedback).
 (function () {
   "use strict";
   const form = document.getElementById("scoring-form");

@@ -9,12 +9,14 @@ from typing import Any
 
 import pytest
 
-from annotation.models import Answer, Assignment, AssignmentKind
-from panels.models import ExamAttempt, Membership, ReservedAnswer
-from panels.services import ReferenceInput, exam_create, exam_item_add, exam_references_set
+from material.models import Answer
+from panels.models import Membership
+from quality.exams import ReferenceInput, exam_create, exam_item_add, exam_references_set
+from quality.models import ExamAttempt
 from taxonomy.services import criteria_for
 from tests.browser.conftest import login
 from tests.conftest import PASSWORD, Personas, make_expert
+from work.models import Assignment, AssignmentKind, ReservedAnswer
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 

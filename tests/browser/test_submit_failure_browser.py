@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from annotation.assignments import assignments_build
-from annotation.models import Answer, Assignment, Estimate
+from material.models import Answer
 from panels.models import Panel
 from tests.browser.conftest import login
 from tests.conftest import PASSWORD, make_expert
+from work.assignments import assignments_build
+from work.models import Assignment, Estimate
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -34,7 +34,7 @@ def bootstrap() -> dict[str, Any]:
 
 
 def _answers(prefix: str, n: int) -> list[int]:
-    from annotation.models import Answer, Instruction, LanguageModel
+    from material.models import Answer, Instruction, LanguageModel
     from taxonomy.models import Task
 
     task = Task.objects.get(
@@ -65,9 +65,9 @@ def experts(prefix: str, n_experts: int, per_expert: int) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django.db import transaction
 
-    from annotation.assignments import assignments_build
-    from annotation.models import Assignment
     from panels.models import Expert, Membership, Panel
+    from work.assignments import assignments_build
+    from work.models import Assignment
 
     panel = Panel.objects.get(key="science")
     with transaction.atomic():
@@ -89,7 +89,7 @@ def experts(prefix: str, n_experts: int, per_expert: int) -> dict[str, Any]:
 def stored(prefix: str) -> dict[str, Any]:
     from django.db.models import Count
 
-    from annotation.models import Assignment, Estimate, EstimateRevision
+    from work.models import Assignment, Estimate, EstimateRevision
 
     mine = Assignment.objects.filter(expert__user__username__startswith=prefix)
     submitted = list(mine.filter(status="submitted").values_list("pk", flat=True))
@@ -116,8 +116,9 @@ def stored(prefix: str) -> dict[str, Any]:
 def build_job(n_answers: int) -> dict[str, Any]:
     from django.db import transaction
 
-    from annotation.jobs import enqueue
-    from annotation.models import Estimate, Job, JobKind
+    from jobs.models import Job, JobKind
+    from jobs.services import enqueue
+    from work.models import Estimate
 
     ids = _answers(f"build{Job.objects.count()}", n_answers)
     with transaction.atomic():
@@ -126,8 +127,8 @@ def build_job(n_answers: int) -> dict[str, Any]:
 
 
 def export_job() -> dict[str, Any]:
-    from annotation.dataset_tasks import dataset_job_create
-    from annotation.models import JobKind
+    from dataset.tasks import dataset_job_create
+    from jobs.models import JobKind
 
     # chunk_delay is the export's own test knob: it slows the export so the kill lands mid-way.
     job = dataset_job_create(
@@ -144,7 +145,8 @@ def job(job_id: int) -> dict[str, Any]:
     from django.conf import settings
     from django.db.models import Count
 
-    from annotation.models import Assignment, Estimate, Job
+    from jobs.models import Job
+    from work.models import Assignment, Estimate
 
     row = Job.objects.get(pk=job_id)
     answers = row.params.get("answer_ids") or []
@@ -170,7 +172,7 @@ def job(job_id: int) -> dict[str, Any]:
 def requeue_stale(seconds: float) -> dict[str, Any]:
     from datetime import timedelta
 
-    from annotation.jobs import jobs_requeue_stale
+    from jobs.services import jobs_requeue_stale
 
     return {"sent": jobs_requeue_stale(stale_after=timedelta(seconds=seconds))}
 

@@ -16,10 +16,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.assignments import assignments_build, assignments_release_expired
-from annotation.models import Answer, Assignment, AssignmentStatus, Estimate, EstimateRevision
+from material.models import Answer
 from tests.conftest import Personas
 from tests.faults.experts import form
+from work.assignments import assignments_build, assignments_release_expired
+from work.models import Assignment, AssignmentStatus, Estimate, EstimateRevision
 
 GOOD = "Ответ соответствует критерию, замечаний нет."
 OTHER = "Ответ хороший, но есть мелкие неточности."

@@ -18,11 +18,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, Estimate, EstimateStatus
 from judging import selectors, services
 from tests.conftest import PASSWORD
 from tests.judging.conftest import ScriptedBackend, result
 from tests.judging.test_stored_report import old_report
+from work.models import Assignment, AssignmentStatus, Estimate, EstimateStatus
 
 pytestmark = pytest.mark.django_db
 
@@ -92,6 +92,6 @@ def test_measure_the_report_before_and_after(personas: Any, material: Any) -> No
 
 
 def _triples(m: Any) -> list[Any]:
-    from annotation.models import Triple
+    from work.models import Triple
 
     return list(Triple.objects.filter(answer__in=m.answers).select_related("criterion", "rubric"))

@@ -12,20 +12,14 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.models import (
-    Answer,
-    Assignment,
-    AssignmentStatus,
-    Estimate,
-    EstimateStatus,
-    Triple,
-)
 from judge_worker import JudgeItem, JudgeOutput, parse_judge_output
+from material.models import Answer
 from panels.defaults import ensure_default_panels
 from panels.models import Expert, Panel
 from taxonomy.models import Criterion
 from taxonomy.services import load_pollux
 from tests.conftest import make_expert
+from work.models import Assignment, AssignmentStatus, Estimate, EstimateStatus, Triple
 
 if "judging" not in settings.INSTALLED_APPS:
     # Until the integrator adds "judging" to INSTALLED_APPS, these tests run only with

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import time_machine
 
-from annotation.jobs import job_claim
-from annotation.models import Job
+from jobs.models import Job
+from jobs.services import job_claim
 from judge_worker import JudgeItem, JudgeOutput
 from judging import services
 from judging.models import BatchStatus

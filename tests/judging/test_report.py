@@ -13,12 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from annotation.models import Answer, Triple
 from judging import services
 from judging.models import JudgeConfig
+from material.models import Answer
 from taxonomy.models import Criterion, Task
 from tests.conftest import make_expert
 from tests.judging.conftest import Material, ScriptedBackend, result, stored_report
+from work.models import Triple
 
 pytestmark = pytest.mark.django_db
 

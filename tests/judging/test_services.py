@@ -9,8 +9,8 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.jobs import job_claim
-from annotation.models import Job, JobStatus
+from jobs.models import Job, JobStatus
+from jobs.services import job_claim
 from judging import services
 from judging.export_columns import judge_columns, judge_columns_aligned, judge_config_names
 from judging.models import (

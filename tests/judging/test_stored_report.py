@@ -20,7 +20,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation.models import Estimate, Job, JobKind, JobStatus
+from jobs.models import Job, JobKind, JobStatus
 from judging import metrics, services
 from judging.models import JudgeConfig, JudgeReport, JudgeRun
 from judging.report import seeded_randbelow
@@ -28,6 +28,7 @@ from judging.selectors import NOT_SCORED, ComparisonRow, comparison_rows
 from tests.conftest import PASSWORD
 from tests.judging.conftest import ScriptedBackend, result
 from tests.judging.test_report import hand_made  # noqa: F401 (a fixture)
+from work.models import Estimate
 
 pytestmark = pytest.mark.django_db
 

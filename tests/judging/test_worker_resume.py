@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import F
 
-from annotation.models import Job
+from jobs.models import Job
 from judging import services
 from judging.models import BatchStatus, JudgeBatch, JudgeEstimate, JudgeRun, RunStatus
 from tests.celery_worker import judge_queue, purge_run_queues

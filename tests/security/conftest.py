@@ -21,20 +21,23 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import User
 
-from annotation.assignments import assignments_build
-from annotation.models import Answer, Assignment, Instruction, Job, JobKind, JobStatus
-from annotation.services import ScoreInput, assignment_submit
-from panels.models import Exam, ExamAttempt, ExamItem, Expert, Panel
-from panels.services import (
+from jobs.models import Job, JobKind, JobStatus
+from material.models import Answer, Instruction
+from panels.models import Expert, Panel
+from quality.exams import (
     ReferenceInput,
     exam_attempt_start,
     exam_create,
     exam_item_add,
     exam_references_set,
 )
+from quality.models import Exam, ExamAttempt, ExamItem
 from taxonomy.models import Task
 from taxonomy.services import criteria_for
 from tests.conftest import Personas, make_expert, make_user
+from work.assignments import assignments_build
+from work.models import Assignment
+from work.services import ScoreInput, assignment_submit
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -87,7 +90,7 @@ class World:
 
 
 def _answer(task: Task, n: int, model: str, style_key: str | None = None) -> Answer:
-    from annotation.models import LanguageModel
+    from material.models import LanguageModel
     from taxonomy.models import FunctionalStyle
 
     instruction = Instruction.objects.create(

@@ -45,10 +45,10 @@ from django.db import transaction
 from django.test import Client
 from django.urls import resolve, reverse
 
-from annotation.models import Triple
-from panels.services import control_reference_criteria
+from quality.control import control_reference_criteria
 from tests.security.conftest import GOOD, SECRETS, Side, World
 from tests.security.urlwalk import Route, api_operations, url_routes
+from work.models import Triple
 
 pytestmark = pytest.mark.django_db
 
@@ -667,7 +667,7 @@ ACCESS: dict[str, Row] = {
         ),
     ),
     # The owner's references are saved (then the exam page); access is checked before the
-    # body is read (tests/test_exams.py covers the supervisor of B).
+    # body is read (tests/quality/test_exams.py covers the supervisor of B).
     "console_exam_references": Row(
         EXAM,
         data=EXAM_REFERENCES,

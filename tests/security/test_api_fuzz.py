@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import negative_data_rejection, positive_data_acceptance
 from schemathesis.specs.openapi.checks import ignored_auth
 
-from annotation.assignments import assignments_build
-from annotation.models import Assignment
 from config.wsgi import application
 from tests.conftest import PASSWORD, Personas
+from work.assignments import assignments_build
+from work.models import Assignment
 
 pytestmark = pytest.mark.django_db
 

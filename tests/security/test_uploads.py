@@ -14,11 +14,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotation.assignments import assignments_build
-from annotation.models import Answer, Assignment, Instruction, Job, JobKind, JobStatus
-from annotation.services import ScoreInput, assignment_submit
-from panels.services import exam_create
+from jobs.models import Job, JobKind, JobStatus
+from material.models import Answer, Instruction
+from quality.exams import exam_create
 from tests.conftest import Personas, make_expert
+from work.assignments import assignments_build
+from work.models import Assignment
+from work.services import ScoreInput, assignment_submit
 
 pytestmark = pytest.mark.django_db
 

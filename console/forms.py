@@ -1,0 +1,115 @@
+"""Forms of the console and the exam pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from quality.models import ControlSettings, Exam
+from taxonomy.models import CriterionGroup
+
+
+class ExamForm(forms.ModelForm):
+    criterion_groups = forms.MultipleChoiceField(
+        choices=CriterionGroup.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label=_("Qualifies for criterion groups (none = all)"),
+    )
+
+    class Meta:
+        model = Exam
+        fields = [
+            "title",
+            "pass_threshold",
+            "tolerance",
+            "max_attempts",
+            "retake_wait_hours",
+            "criterion_groups",
+            "is_active",
+        ]
+        labels = {
+            "title": _("Title"),
+            "pass_threshold": _("Pass threshold (0..1)"),
+            "tolerance": _("Tolerance on 0..4 scales"),
+            "max_attempts": _("Attempts allowed"),
+            "retake_wait_hours": _("Hours to wait before a retake"),
+            "is_active": _("Open to candidates"),
+        }
+
+    def clean_pass_threshold(self) -> float:
+        value = float(self.cleaned_data["pass_threshold"])
+        if not 0 <= value <= 1:
+            raise forms.ValidationError(_("Between 0 and 1."))
+        return value
+
+
+class ControlSettingsForm(forms.ModelForm):
+    class Meta:
+        model = ControlSettings
+        fields = ["enabled", "rate", "accuracy_threshold", "min_items", "tolerance"]
+        labels = {
+            "enabled": _("Mix control items into queues"),
+            "rate": _("Control items per work assignment"),
+            "accuracy_threshold": _("Pause below this accuracy"),
+            "min_items": _("…after at least this many control items"),
+            "tolerance": _("Tolerance on 0..4 scales"),
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name in ("rate", "accuracy_threshold"):
+            value = data.get(name)
+            if value is not None and not 0 <= value <= 1:
+                self.add_error(name, _("Between 0 and 1."))
+        return data
+
+
+class AnswerIdForm(forms.Form):
+    answer = forms.CharField(label=_("Answer id or external id"), max_length=128)
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(label=_("CSV or XLSX file"))
+
+    def clean_file(self) -> Any:
+        f = self.cleaned_data["file"]
+        if not f.name.lower().endswith((".csv", ".xlsx")):
+            raise forms.ValidationError(_("Upload a .csv or .xlsx file."))
+        if f.size > 10 * 1024 * 1024:
+            raise forms.ValidationError(_("The file is larger than 10 MB."))
+        return f
+
+
+class OverrideForm(forms.Form):
+    passed = forms.TypedChoiceField(
+        choices=[("1", _("Passed")), ("0", _("Failed"))],
+        coerce=lambda v: v == "1",
+        label=_("Verdict"),
+    )
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label=_("Reason"))
+
+
+class NoteForm(forms.Form):
+    note = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}), label=_("Note"), required=False, max_length=2000
+    )
+
+
+class ReopenForm(forms.Form):
+    triple = forms.IntegerField(label=_("Triple id"), min_value=1)
+    note = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label=_("Why"))
+
+
+class LockBatchForm(forms.Form):
+    submitted_from = forms.DateField(
+        required=False, label=_("Submitted from"), widget=forms.DateInput(attrs={"type": "date"})
+    )
+    submitted_to = forms.DateField(
+        required=False,
+        label=_("Submitted before"),
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    task = forms.IntegerField(required=False, label=_("Task id (optional)"), min_value=1)

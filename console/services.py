@@ -1,0 +1,135 @@
+"""Supervisors' writes over work (reassign, lock, reopen, build) and the stats snapshot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from jobs.models import JobKind
+from jobs.services import enqueue
+from panels.models import Expert, Panel
+from panels.services import actor_or_none, audit
+from quality.exams import ExamError
+from quality.tasks import distribute_control_items
+from work.assignments import OPEN_STATUSES, assignment_release
+from work.models import Assignment, AssignmentKind, AssignmentStatus, Triple
+
+
+def expert_reassign(*, expert: Expert, panel: Panel, user: Any) -> Any:
+    """Release the expert's open work of this panel (only) and queue a build job of the panel
+    that hands it to other experts. Control items go too: a queue left with gold only would
+    tell the expert which items are gold."""
+
+    with transaction.atomic():
+        open_assignments = list(
+            Assignment.objects.select_for_update().filter(
+                expert=expert,
+                panel=panel,
+                status__in=OPEN_STATUSES,
+                kind__in=[AssignmentKind.WORK, AssignmentKind.CONTROL],
+            )
+        )
+        for assignment in open_assignments:
+            assignment_release(assignment=assignment, reason="reassigned")
+        answers = sorted({a.answer_id for a in open_assignments if a.kind == AssignmentKind.WORK})
+        audit(
+            action="reassign",
+            actor=user,
+            panel=panel,
+            expert=expert,
+            data={"released": len(open_assignments)},
+        )
+        return _build_job(panel=panel, user=user, answer_ids=answers, action="reassign")
+
+
+@transaction.atomic
+def assignments_lock_batch(
+    *,
+    panel: Panel,
+    user: Any,
+    submitted_from: Any = None,
+    submitted_to: Any = None,
+    task_id: int | None = None,
+) -> int:
+    """Lock submitted work of a panel (optionally a date range and task): scores become final."""
+
+    qs = Assignment.objects.filter(
+        panel=panel, kind="work", status=AssignmentStatus.SUBMITTED, locked=False
+    )
+    if submitted_from:
+        qs = qs.filter(submitted_at__gte=submitted_from)
+    if submitted_to:
+        qs = qs.filter(submitted_at__lt=submitted_to)
+    if task_id:
+        qs = qs.filter(answer__instruction__task_id=task_id)
+    count = qs.update(locked=True)
+    audit(
+        action="lock_batch",
+        actor=user,
+        panel=panel,
+        data={
+            "locked": count,
+            "from": str(submitted_from or ""),
+            "to": str(submitted_to or ""),
+            "task": task_id,
+        },
+    )
+    return count
+
+
+def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
+    """Reopen a triple for rescoring: one more estimate slot, given to a fresh expert.
+
+    Submitted scores stay (they are evidence); the required overlap grows by one (at most 10)
+    and a build job of the triple's panel hands the new slot to a qualified expert who has not
+    scored the answer. Returns the job.
+    """
+
+    note = (note or "").strip()
+    if not note:
+        raise ExamError(_("Say why the triple is reopened."))
+    with transaction.atomic():
+        locked = Triple.objects.select_for_update().select_related("panel").get(pk=triple.pk)
+        if locked.required_overlap >= 10:
+            raise ExamError(_("This triple already has the maximum number of slots."))
+        locked.required_overlap += 1
+        locked.reopened_note = note
+        locked.save(update_fields=["required_overlap", "reopened_note"])
+        audit(
+            action="reopen_triple",
+            actor=user,
+            panel=locked.panel,
+            note=note,
+            data={"triple": locked.pk, "overlap": locked.required_overlap},
+        )
+        return _build_job(
+            panel=locked.panel, user=user, answer_ids=[locked.answer_id], action="reopen"
+        )
+
+
+def _build_job(
+    *, panel: Panel, user: Any, answer_ids: list[int] | None, action: str, control: bool = False
+) -> Any:
+    """A build job scoped to the panel (jobs.services: progress, retries), queued on commit.
+
+    `answer_ids` narrows it further (a reassign, a reopen); None means every answer of the
+    panel, and the builder itself leaves reserved copies and the panel's gold answers out.
+    Reassign and reopen stay build jobs of the panel (params["action"] says which): their
+    synchronous part touches one expert's open work or one triple; the build, which may touch
+    many rows, is the job.
+    """
+    params: dict[str, Any] = {"panel_id": panel.pk, "action": action}
+    if answer_ids is not None:
+        params["answer_ids"] = answer_ids
+    then = distribute_control_items.si(panel.pk) if control else None
+    return enqueue(JobKind.ASSIGNMENTS, params, user=actor_or_none(user), then=then)
+
+
+@transaction.atomic
+def assignments_build_enqueue(*, panel: Panel, user: Any) -> Any:
+    """Queue the panel's assignment builder (then its control items) as a Job with progress."""
+    job = _build_job(panel=panel, user=user, answer_ids=None, action="build", control=True)
+    audit(action="build", actor=user, panel=panel, data={"job": job.pk})
+    return job

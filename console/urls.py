@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from console import views, views_exams
+
+urlpatterns = [
+    path("console/", views.console, name="console"),
+    path("console/panels/<int:pk>/", views.panel_page, name="console_panel"),
+    path("console/panels/<int:pk>/experts/", views.experts_table, name="console_experts"),
+    path("console/panels/<int:pk>/plots/", views.plots_page, name="console_plots"),
+    path("console/panels/<int:pk>/estimates/", views.estimates_page, name="console_estimates"),
+    path(
+        "console/panels/<int:pk>/experts/<int:expert_id>/pause/",
+        views.expert_pause,
+        name="console_expert_pause",
+    ),
+    path(
+        "console/panels/<int:pk>/experts/<int:expert_id>/resume/",
+        views.expert_resume,
+        name="console_expert_resume",
+    ),
+    path(
+        "console/panels/<int:pk>/experts/<int:expert_id>/reassign/",
+        views.expert_reassign,
+        name="console_expert_reassign",
+    ),
+    path("console/panels/<int:pk>/lock/", views.lock_batch, name="console_lock"),
+    path("console/panels/<int:pk>/reopen/", views.triple_reopen, name="console_reopen"),
+    path("console/panels/<int:pk>/build/", views.build, name="console_build"),
+    path("console/panels/<int:pk>/stats/refresh/", views.stats_refresh, name="console_stats"),
+    path("console/panels/<int:pk>/notices/read/", views.notices_read, name="console_notices_read"),
+    path("console/panels/<int:pk>/control/", views.control_page, name="console_control"),
+    path(
+        "console/panels/<int:pk>/control/answers/<int:answer_id>/references/",
+        views.control_references,
+        name="console_control_references",
+    ),
+    path("console/panels/<int:pk>/exams/", views_exams.exams_page, name="console_exams"),
+    path("console/jobs/<int:job_id>/", views.job_status, name="console_job"),
+    path("console/exams/<int:pk>/", views_exams.exam_page, name="console_exam"),
+    path("console/exams/<int:pk>/items/", views_exams.exam_item_add, name="console_exam_item_add"),
+    path(
+        "console/exams/<int:pk>/items/<int:answer_id>/remove/",
+        views_exams.exam_item_remove,
+        name="console_exam_item_remove",
+    ),
+    path(
+        "console/exams/<int:pk>/references/",
+        views_exams.exam_references,
+        name="console_exam_references",
+    ),
+    path("console/exams/<int:pk>/import/", views_exams.exam_import, name="console_exam_import"),
+    path("console/attempts/<int:pk>/", views_exams.attempt_page, name="console_attempt"),
+    path("exams/", views_exams.my_exams, name="my_exams"),
+    path("exams/<int:pk>/start/", views_exams.exam_start, name="exam_start"),
+    path(
+        "exams/attempts/<int:pk>/continue/",
+        views_exams.attempt_continue,
+        name="exam_attempt_continue",
+    ),
+]

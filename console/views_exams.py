@@ -1,0 +1,317 @@
+"""Exam pages: authoring and review for supervisors, the exam list for candidates.
+
+Supervisors' pages check the role first, then the exam's panel (404 for other panels). The
+candidate's pages never show reference scores or comments: the candidate scores in the ordinary
+scoring page and sees only the verdict afterwards.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from console.forms import AnswerIdForm, ExamForm, ImportForm, OverrideForm
+from console.views import _panel
+from material.models import Answer
+from panels.models import Expert
+from quality import exams as exam_services
+from quality import selectors as quality_selectors
+from quality.models import Exam, ExamAttempt, ExamReference
+from taxonomy.services import criteria_for
+from work.forms import parse_id, parse_score
+
+
+def _exam(request: HttpRequest, pk: int) -> Exam:
+    if not request.user.has_perm("panels.view_console"):
+        raise PermissionDenied
+    exam = Exam.objects.select_related("panel").filter(pk=pk).first()
+    if exam is None or not request.user.has_perm("quality.manage_exam", exam):
+        raise Http404
+    return exam
+
+
+def _attempt(request: HttpRequest, pk: int) -> ExamAttempt:
+    if not request.user.has_perm("panels.view_console"):
+        raise PermissionDenied
+    attempt = (
+        ExamAttempt.objects.select_related("exam__panel", "expert__user").filter(pk=pk).first()
+    )
+    if attempt is None or not request.user.has_perm("quality.review_attempt", attempt):
+        raise Http404
+    return attempt
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exams_page(request: HttpRequest, pk: int) -> HttpResponse:
+    panel = _panel(request, pk)
+    form = ExamForm(request.POST or None, initial={"pass_threshold": 0.7})
+    if request.method == "POST" and form.is_valid():
+        exam = exam_services.exam_create(panel=panel, user=request.user, **form.cleaned_data)
+        return redirect("console_exam", pk=exam.pk)
+    return render(
+        request,
+        "console/exams.html",
+        {"panel": panel, "exams": quality_selectors.exams_for_panel(panel), "form": form},
+    )
+
+
+def _exam_context(exam: Exam) -> dict[str, object]:
+    items = list(exam.items.select_related("answer__instruction__task").order_by("position", "pk"))
+    refs: dict[int, dict[int, ExamReference]] = {}
+    for ref in ExamReference.objects.filter(item__exam=exam):
+        refs.setdefault(ref.item_id, {})[ref.criterion_id] = ref
+    blocks = []
+    criteria_cache: dict[tuple[int, int | None], list[object]] = {}
+    for item in items:
+        instruction = item.answer.instruction
+        key = (instruction.task_id, instruction.style_id)
+        if key not in criteria_cache:
+            criteria_cache[key] = list(criteria_for(instruction))
+        rows = [
+            {"criterion": c, "ref": refs.get(item.pk, {}).get(c.pk)}  # type: ignore[attr-defined]
+            for c in criteria_cache[key]
+        ]
+        blocks.append({"item": item, "rows": rows, "n_refs": len(refs.get(item.pk, {}))})
+    versions = Exam.objects.filter(lineage=exam.lineage).order_by("-version")
+    latest = versions.first()
+    return {
+        "exam": exam,
+        "panel": exam.panel,
+        "blocks": blocks,
+        "versions": versions,
+        "is_latest": latest is not None and latest.pk == exam.pk,
+        "attempts": ExamAttempt.objects.filter(exam__lineage=exam.lineage)
+        .select_related("expert__user", "exam")
+        .order_by("-started_at")[:200],
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def exam_page(request: HttpRequest, pk: int) -> HttpResponse:
+    exam = _exam(request, pk)
+    form = ExamForm(
+        request.POST or None, instance=exam if request.method == "GET" else None, initial=None
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            target = exam_services.exam_update(exam=exam, user=request.user, **form.cleaned_data)
+        except exam_services.ExamError as exc:
+            messages.error(request, str(exc))
+            return redirect("console_exam", pk=exam.pk)
+        messages.success(request, _("Saved (version %(v)d).") % {"v": target.version})
+        return redirect("console_exam", pk=target.pk)
+    context = _exam_context(exam)
+    context.update({"form": form, "add_form": AnswerIdForm(), "import_form": ImportForm()})
+    return render(request, "console/exam.html", context)
+
+
+@login_required
+@require_POST
+def exam_item_add(request: HttpRequest, pk: int) -> HttpResponse:
+    exam = _exam(request, pk)
+    form = AnswerIdForm(request.POST)
+    if not form.is_valid():
+        return redirect("console_exam", pk=exam.pk)
+    raw = form.cleaned_data["answer"].strip()
+    answer_pk = parse_id(raw)
+    answer = (
+        Answer.objects.filter(pk=answer_pk).first()
+        if answer_pk is not None
+        else Answer.objects.filter(external_id=raw).first()
+    )
+    if answer is None or hasattr(answer, "reserved"):
+        messages.error(request, _("No such answer."))
+        return redirect("console_exam", pk=exam.pk)
+    try:
+        target, _item = exam_services.exam_item_add(exam=exam, answer=answer, user=request.user)
+    except exam_services.ExamError as exc:
+        messages.error(request, str(exc))
+        return redirect("console_exam", pk=exam.pk)
+    return redirect("console_exam", pk=target.pk)
+
+
+@login_required
+@require_POST
+def exam_item_remove(request: HttpRequest, pk: int, answer_id: int) -> HttpResponse:
+    exam = _exam(request, pk)
+    try:
+        target = exam_services.exam_item_remove(exam=exam, answer_id=answer_id, user=request.user)
+    except exam_services.ExamError as exc:
+        messages.error(request, str(exc))
+        return redirect("console_exam", pk=exam.pk)
+    return redirect("console_exam", pk=target.pk)
+
+
+@login_required
+@require_POST
+def exam_references(request: HttpRequest, pk: int) -> HttpResponse:
+    """Save the reference scores of one item: score_<criterion>, comment_<criterion>."""
+    exam = _exam(request, pk)
+    answer_id = parse_id(request.POST.get("answer"))
+    if answer_id is None:
+        raise Http404
+    rows = []
+    for name, value in request.POST.items():
+        criterion_id = parse_id(name[6:]) if name.startswith("score_") else None
+        if criterion_id is None:
+            continue
+        score, is_na, malformed = parse_score(value)
+        if malformed:
+            messages.error(request, _("Unknown score."))
+            return redirect("console_exam", pk=exam.pk)
+        rows.append(
+            exam_services.ReferenceInput(
+                answer_id=answer_id,
+                criterion_id=criterion_id,
+                score=score,
+                is_na=is_na,
+                comment=request.POST.get(f"comment_{criterion_id}", "")[:5000],
+            )
+        )
+    try:
+        target = exam_services.exam_references_set(exam=exam, rows=rows, user=request.user)
+    except exam_services.ExamError as exc:
+        messages.error(request, str(exc))
+        return redirect("console_exam", pk=exam.pk)
+    messages.success(request, _("References saved (version %(v)d).") % {"v": target.version})
+    return redirect("console_exam", pk=target.pk)
+
+
+@login_required
+@require_POST
+def exam_import(request: HttpRequest, pk: int) -> HttpResponse:
+    exam = _exam(request, pk)
+    form = ImportForm(request.POST, request.FILES)
+    if not form.is_valid():
+        for errors in form.errors.values():
+            for error in errors:
+                messages.error(request, str(error))
+        return redirect("console_exam", pk=exam.pk)
+    upload = form.cleaned_data["file"]
+    report = exam_services.exam_import(
+        exam=exam, content=upload.read(), filename=upload.name, user=request.user
+    )
+    if report.errors:
+        context = _exam_context(exam)
+        context.update(
+            {
+                "form": ExamForm(instance=exam),
+                "add_form": AnswerIdForm(),
+                "import_form": form,
+                "import_errors": report.errors,
+            }
+        )
+        return render(request, "console/exam.html", context, status=422)
+    assert report.exam is not None
+    messages.success(request, _("%(n)d references imported.") % {"n": report.rows})
+    return redirect("console_exam", pk=report.exam.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every criterion side by side: the candidate's score and rationale, the reference's."""
+    attempt = _attempt(request, pk)
+    form = OverrideForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            exam_services.exam_attempt_override(
+                attempt=attempt,
+                passed=form.cleaned_data["passed"],
+                reason=form.cleaned_data["reason"],
+                user=request.user,
+            )
+            messages.success(request, _("Verdict overridden."))
+            return redirect("console_attempt", pk=attempt.pk)
+        except exam_services.ExamError as exc:
+            form.add_error(None, str(exc))
+    rows = exam_services.attempt_comparisons(attempt)
+    show_all = request.GET.get("all") == "1"
+    return render(
+        request,
+        "console/attempt.html",
+        {
+            "attempt": attempt,
+            "exam": attempt.exam,
+            "panel": attempt.exam.panel,
+            "rows": rows if show_all else [r for r in rows if not r.match],
+            "n_rows": len(rows),
+            "n_mismatches": sum(1 for r in rows if not r.match),
+            "show_all": show_all,
+            "form": form,
+        },
+    )
+
+
+# --- the candidate's side ------------------------------------------------------------------
+
+
+def _candidate(request: HttpRequest) -> Expert:
+    expert = getattr(request.user, "expert", None)
+    if expert is None or not request.user.has_perm("quality.take_exam"):
+        raise PermissionDenied
+    return expert
+
+
+@login_required
+@require_GET
+def my_exams(request: HttpRequest) -> HttpResponse:
+    expert = _candidate(request)
+    return render(
+        request, "console/my_exams.html", {"rows": quality_selectors.exams_for_candidate(expert)}
+    )
+
+
+@login_required
+@require_POST
+def exam_start(request: HttpRequest, pk: int) -> HttpResponse:
+    expert = _candidate(request)
+    exam = Exam.objects.filter(pk=pk, panel__memberships__expert=expert).first()
+    if exam is None:
+        raise Http404
+    try:
+        attempt = exam_services.exam_attempt_start(exam=exam, expert=expert)
+    except exam_services.ExamError as exc:
+        messages.error(request, str(exc))
+        return redirect("my_exams")
+    first = quality_selectors.attempt_first_open_assignment(attempt)
+    return redirect("assignment", pk=first) if first else redirect("my_exams")
+
+
+@login_required
+@require_GET
+def attempt_continue(request: HttpRequest, pk: int) -> HttpResponse:
+    expert = _candidate(request)
+    """The candidate's way through an attempt: the next unanswered item, then the result.
+
+    `after` (the item just scored) keeps the exam's order; an exam never hands over to regular
+    work. Once every item is in, the candidate lands on their exam list, which shows the result.
+    """
+    attempt = ExamAttempt.objects.select_related("exam").filter(pk=pk, expert=expert).first()
+    if attempt is None:
+        raise Http404
+    after = request.GET.get("after", "")
+    position = quality_selectors.exam_position(int(after)) if after.isdigit() else None
+    if position is not None and position.attempt_id == attempt.pk:
+        following = position.next_assignment_id
+    else:
+        following = quality_selectors.attempt_first_open_assignment(attempt)
+    if following:
+        return redirect("assignment", pk=following)
+    attempt.refresh_from_db()
+    if attempt.graded:
+        messages.success(
+            request,
+            _("Exam “%(title)s” finished: your result is below.") % {"title": attempt.exam.title},
+        )
+    else:
+        messages.info(request, _("Every exam item is answered; the result is being computed."))
+    return redirect(reverse("my_exams") + f"#exam-{attempt.exam_id}")

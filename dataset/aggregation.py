@@ -1,0 +1,905 @@
+"""Aggregation of expert estimates into the dataset (the POLLUX protocol) and agreement reports.
+
+Two layers:
+
+- pure functions on NumPy arrays / pandas frames (`aggregate_estimates`, `agreement_report`,
+  `result_tables`, `random_confidence_baseline`), tested on hand-made cases;
+- the service `aggregation_run(*, job=...)` that streams submitted estimates out of the database
+  (`read_estimate_frame`), applies the rules and rewrites TripleAggregate in bulk.
+
+Rules (each a setting, defaults follow POLLUX):
+
+1. estimates whose rationale breaks the rationale rules are dropped (kept in the database,
+   counted in the report);
+2. when an answer has at least one critical-violation vote (a submitted estimate of a critical
+   criterion equal to the top of its binary scale), its non-critical triples leave the dataset;
+3. triples left with fewer than `min_estimates` estimates leave the dataset;
+4. triples whose estimates are all NA leave the dataset (`no_numeric_score`): they have no
+   `criteria_score`, and POLLUX's own code reads it with `float(criteria_score)`; not a setting;
+5. per triple: mean (NA excluded), mode (none when tied), verdict confidence (share of the most
+   frequent score among the non-NA scores), number of estimates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from django.db import connection, transaction
+
+from dataset.models import TripleAggregate
+from jobs.services import job_progress
+from lib.arrow import stream_query
+from material.models import Answer, Instruction, LanguageModel
+from panels.models import Panel
+from protocol.rationale import SCRIPT_RANGES, RationaleRule
+from taxonomy.models import Criterion, CriterionGroup, Rubric, Task, best_of
+from taxonomy.services import task_tops
+from work.models import Estimate, EstimateStatus, Triple
+
+# Why a triple is out of the dataset (TripleAggregate.excluded_reason).
+EXCLUDED_CRITICAL = "critical_violation"
+EXCLUDED_FEW = "too_few_estimates"
+EXCLUDED_NO_SCORE = "no_numeric_score"
+
+GROUPS = [value for value, _label in CriterionGroup.choices]
+# Agreement is reported along these dimensions of a triple.
+DIMENSIONS = ("criterion", "group", "panel", "task", "model")
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class AggregationSettings:
+    """The protocol's rules as settings (defaults: the POLLUX paper)."""
+
+    drop_invalid_rationale: bool = True
+    drop_after_critical: bool = True
+    min_estimates: int = 2
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any] | None) -> AggregationSettings:
+        params = params or {}
+        return cls(
+            drop_invalid_rationale=bool(params.get("drop_invalid_rationale", True)),
+            drop_after_critical=bool(params.get("drop_after_critical", True)),
+            min_estimates=int(params.get("min_estimates", 2)),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------------------------
+# Rule 1, vectorised. It must stay the same rule as protocol.rationale.rationale_errors:
+# tests/dataset/test_aggregation.py checks both on the same tricky texts.
+# --------------------------------------------------------------------------------------------
+
+# RE2 (Arrow) spelling of rationale.WORD_RE: Python's [^\W\d_] is "a letter" (Unicode categories
+# L*, plus the numeric No/Nl that Python counts as alphanumeric), \d is a decimal digit (Nd).
+_LETTER = r"[\p{L}\p{Nl}\p{No}]"
+_WORD_RE2 = _LETTER + r"+(?:[-'’]" + _LETTER + r"+)*|\p{Nd}+"
+_TWO_WORDS_RE2 = r"[\p{L}\p{N}]\s+[\p{L}\p{N}]"
+# rationale.normalise: format characters (Cf) are removed; str.isalpha() is Unicode L.
+_INVISIBLE_RE2 = r"\p{Cf}"
+_ALPHA_RE2 = r"\p{L}"
+_SCRIPT_RE2 = {
+    name: "[" + "".join(f"\\x{{{a:04X}}}-\\x{{{b:04X}}}" for a, b in ranges) + "]"
+    for name, ranges in SCRIPT_RANGES.items()
+}
+
+
+def _count(text: pa.Array, pattern: str) -> np.ndarray:
+    counted = pc.count_substring_regex(text, pattern)
+    return np.asarray(pc.fill_null(counted, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def rationale_ok_vectorised(
+    rationale: pa.Array | pa.ChunkedArray,
+    score: np.ndarray,
+    is_na: np.ndarray,
+    best_score: np.ndarray,
+    *,
+    script: str | None,
+    min_words: int,
+    script_share: float = 0.5,
+) -> np.ndarray:
+    """Boolean mask: which rationales pass the rules (same rule as `rationale_errors`).
+
+    `best_score` is each estimate's Rubric.best_value (0 on the critical gates). The length
+    limit is not checked here: it is enforced on input, so no stored rationale exceeds it.
+    """
+    text = pc.fill_null(rationale, "")
+    if isinstance(text, pa.ChunkedArray):
+        text = text.combine_chunks()
+    text = pc.replace_substring_regex(text, _INVISIBLE_RE2, "")
+    # Counting every word of half a million rationales is the slow part, and only "0, 1 or at
+    # least 2" matters: a letter or digit, whitespace, another letter or digit proves two words
+    # (whitespace is never inside a word). Only the texts without that get the exact count.
+    words = np.zeros(len(text), dtype=np.int64)
+    if min_words <= 2:
+        sure = pc.fill_null(pc.match_substring_regex(text, _TWO_WORDS_RE2), False)
+        sure_np = np.asarray(sure.to_numpy(zero_copy_only=False), dtype=bool)
+        words[sure_np] = 2
+        rest = np.flatnonzero(~sure_np)
+        if len(rest):
+            words[rest] = _count(pc.take(text, pa.array(rest)), _WORD_RE2)
+    else:
+        words = _count(text, _WORD_RE2)
+    one_word_ok = (~is_na) & (score == best_score)
+    ok = (words >= min_words) | (one_word_ok & (words >= 1))
+    if script and script in _SCRIPT_RE2:
+        letters = _count(text, _ALPHA_RE2)
+        ours = _count(text, _SCRIPT_RE2[script])
+        ok &= (letters > 0) & (ours >= script_share * letters)
+    return np.asarray(ok, dtype=bool)
+
+
+# --------------------------------------------------------------------------------------------
+# Rules 2-4 on a frame of estimates.
+# --------------------------------------------------------------------------------------------
+
+ESTIMATE_COLUMNS = (
+    "estimate_id",
+    "triple_id",
+    "answer_id",
+    "group",
+    "score",
+    "is_na",
+    "rationale_ok",
+    "top_score",
+)
+
+
+@dataclass
+class AggregationResult:
+    """Per-triple aggregates (every triple with a submitted estimate) and the estimates kept."""
+
+    triples: pd.DataFrame
+    kept_estimate_ids: np.ndarray
+    report: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def included(self) -> pd.DataFrame:
+        return self.triples[self.triples["excluded_reason"] == ""]
+
+
+def aggregate_estimates(
+    estimates: pd.DataFrame, rules: AggregationSettings | None = None
+) -> AggregationResult:
+    """Apply rules 1-4 to submitted estimates.
+
+    `estimates` needs ESTIMATE_COLUMNS (score may be NaN where is_na). Returns one row per triple
+    with n_estimates, mean, mode, confidence, all_na, n_scores (non-NA count), excluded_reason,
+    plus any extra per-triple column of the input (first value per triple).
+    """
+    rules = rules or AggregationSettings()
+    est = estimates
+    report: dict[str, Any] = {
+        "settings": rules.as_dict(),
+        "estimates_submitted": len(est),
+    }
+    valid = np.ones(len(est), dtype=bool)
+    if rules.drop_invalid_rationale:
+        valid = est["rationale_ok"].to_numpy(dtype=bool)
+    report["estimates_invalid_rationale"] = int((~est["rationale_ok"].to_numpy(dtype=bool)).sum())
+    report["estimates_dropped_rationale"] = int((~valid).sum())
+    est = est[valid]
+
+    is_na = est["is_na"].to_numpy(dtype=bool)
+    score = est["score"].to_numpy(dtype=float)
+    top = est["top_score"].to_numpy(dtype=float)
+    triple_ids = est["triple_id"].to_numpy(dtype=np.int64)
+
+    # One row per triple that still has an estimate after rule 1.
+    uniq, first, inverse = np.unique(triple_ids, return_index=True, return_inverse=True)
+    n_triples = len(uniq)
+    extra = [c for c in est.columns if c not in ESTIMATE_COLUMNS or c in ("answer_id", "group")]
+    triples = est.iloc[first][extra].reset_index(drop=True)
+    triples.insert(0, "triple_id", uniq)
+
+    n_est = np.bincount(inverse, minlength=n_triples)
+    scored = ~is_na & ~np.isnan(score)
+    n_scores = np.bincount(inverse[scored], minlength=n_triples)
+    sums = np.bincount(inverse[scored], weights=score[scored], minlength=n_triples)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n_scores > 0, sums / np.maximum(n_scores, 1), np.nan)
+
+    # Mode and confidence: count each (triple, score) pair, then the biggest count per triple.
+    mode = np.full(n_triples, np.nan)
+    confidence = np.full(n_triples, np.nan)
+    if scored.any():
+        t_idx = inverse[scored]
+        s_val = score[scored].astype(np.int64)
+        offset = s_val.min()
+        width = int(s_val.max() - offset + 1)
+        pair = t_idx * width + (s_val - offset)
+        pairs, counts = np.unique(pair, return_counts=True)
+        pair_triple = pairs // width
+        pair_score = pairs % width + offset
+        best = np.zeros(n_triples, dtype=np.int64)
+        np.maximum.at(best, pair_triple, counts)
+        at_best = counts == best[pair_triple]
+        n_best = np.bincount(pair_triple[at_best], minlength=n_triples)
+        unique_best = at_best & (n_best[pair_triple] == 1)
+        mode[pair_triple[unique_best]] = pair_score[unique_best]
+        has = n_scores > 0
+        confidence[has] = best[has] / n_scores[has]
+
+    triples["n_estimates"] = n_est
+    triples["n_scores"] = n_scores
+    triples["mean"] = mean
+    triples["mode"] = mode
+    triples["confidence"] = confidence
+    triples["all_na"] = n_scores == 0
+    reason = np.full(n_triples, "", dtype=object)
+
+    # Rule 2: a critical-violation vote on an answer drops its non-critical triples.
+    critical_answers: np.ndarray = np.array([], dtype=np.int64)
+    if rules.drop_after_critical:
+        crit_vote = (
+            (est["group"].to_numpy() == CriterionGroup.CRITICAL.value) & ~is_na & (score == top)
+        )
+        critical_answers = np.unique(est["answer_id"].to_numpy()[crit_vote])
+        hit = np.isin(triples["answer_id"].to_numpy(), critical_answers) & (
+            triples["group"].to_numpy() != CriterionGroup.CRITICAL.value
+        )
+        reason[hit] = EXCLUDED_CRITICAL
+    # Rule 3: too few estimates (NA estimates count: an NA is an expert's verdict too).
+    few = (n_est < rules.min_estimates) & (reason == "")
+    reason[few] = EXCLUDED_FEW
+    # Rule 4: every estimate NA, so no mean: the triple has no criteria_score to export.
+    reason[(n_scores == 0) & (reason == "")] = EXCLUDED_NO_SCORE
+    triples["excluded_reason"] = reason
+
+    included = reason == ""
+    kept_estimates = est["estimate_id"].to_numpy(dtype=np.int64)[included[inverse]]
+    report.update(
+        {
+            "answers_with_critical_violation": len(critical_answers),
+            "triples_total": n_triples,
+            "triples_dropped_critical": int((reason == EXCLUDED_CRITICAL).sum()),
+            "triples_dropped_few_estimates": int((reason == EXCLUDED_FEW).sum()),
+            "triples_dropped_no_score": int((reason == EXCLUDED_NO_SCORE).sum()),
+            "triples_in_dataset": int(included.sum()),
+            "estimates_in_dataset": len(kept_estimates),
+        }
+    )
+    return AggregationResult(
+        triples=triples, kept_estimate_ids=np.sort(kept_estimates), report=report
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Agreement.
+# --------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def random_confidence_baseline(n_raters: int, n_values: int) -> tuple[float, float]:
+    """(expected verdict confidence, probability of a unique mode) under random labelling.
+
+    Exact, by enumerating how n raters choosing uniformly among k values split into counts:
+    three raters, three values give 17/27 and 21/27.
+    """
+    if n_raters <= 0 or n_values <= 0:
+        return (math.nan, math.nan)
+    exp_conf = 0.0
+    p_mode = 0.0
+    total = n_values**n_raters
+    # Compositions of n_raters into n_values non-negative parts (stars and bars).
+    for bars in itertools.combinations(range(n_raters + n_values - 1), n_values - 1):
+        parts = np.diff([-1, *bars, n_raters + n_values - 1]) - 1
+        ways = math.factorial(n_raters)
+        for part in parts:
+            ways //= math.factorial(int(part))
+        prob = ways / total
+        top = int(parts.max())
+        exp_conf += prob * top / n_raters
+        if int((parts == top).sum()) == 1:
+            p_mode += prob
+    return (exp_conf, p_mode)
+
+
+def krippendorff_ordinal(value_counts: np.ndarray, value_domain: list[int]) -> float | None:
+    """Krippendorff's alpha (ordinal) from a units x values count matrix; None when undefined."""
+    pairable = value_counts.sum(axis=1) >= 2
+    counts = value_counts[pairable]
+    if counts.shape[0] == 0 or (counts.sum(axis=0) > 0).sum() < 2:
+        return None
+    try:
+        if counts.shape[0] > ALPHA_BLOCK_UNITS:
+            value = _alpha_ordinal_blocked(counts, value_domain)
+        else:
+            value = float(
+                krippendorff.alpha(
+                    value_counts=counts, value_domain=value_domain, level_of_measurement="ordinal"
+                )
+            )
+    except (ValueError, ZeroDivisionError):
+        return None
+    return None if math.isnan(value) else value
+
+
+# Units whose coincidences are computed at once (see `_alpha_ordinal_blocked`).
+ALPHA_BLOCK_UNITS = 4096
+
+
+def _alpha_ordinal_blocked(counts: np.ndarray, value_domain: list[int]) -> float:
+    """`krippendorff.alpha(value_counts=counts, ..., level_of_measurement="ordinal")`, the
+    coincidence matrix summed over blocks of units.
+
+    The library builds units x values x values arrays at once: ~100 MB for the "all" row at
+    POLLUX scale (165,000 units, 5 values), the export's memory peak. Each block's units are
+    summed here after the running total, in unit order, so every sum takes its terms in the
+    library's own order and the result is the same float, bit for bit (tests check it); the
+    rest is the library's code (krippendorff is pinned).
+    """
+    from krippendorff import krippendorff as module
+
+    impl: Any = module  # its private helpers' annotations do not type-check as called
+    dtype = np.dtype(np.float64)  # what alpha() passes them
+    width = counts.shape[1]
+    eye = np.eye(width)[np.newaxis, ...]
+    total: np.ndarray | None = None
+    for start in range(0, counts.shape[0], ALPHA_BLOCK_UNITS):
+        block = counts[start : start + ALPHA_BLOCK_UNITS]
+        # impl._coincidences, before its final sum over units.
+        pairable = np.maximum(block.sum(axis=1), 2)
+        pairs = block[..., np.newaxis] * block[:, np.newaxis, :] - block[:, np.newaxis, :] * eye
+        terms = np.divide(pairs, (pairable - 1).reshape((-1, 1, 1)), dtype=dtype)
+        total = terms.sum(axis=0) if total is None else np.concatenate([total[None], terms]).sum(0)
+    assert total is not None
+    n_v = total.sum(axis=0)
+    expected = impl._random_coincidences(n_v, dtype=dtype)
+    distances = impl._distances(
+        np.asarray(value_domain), impl._distance_metric("ordinal"), n_v, dtype=dtype
+    )
+    return float(1 - (total * distances).sum() / (expected * distances).sum())
+
+
+def value_count_matrix(
+    estimates: pd.DataFrame, triple_ids: np.ndarray
+) -> tuple[np.ndarray, list[int]]:
+    """Units (triple_ids, in order) x score values matrix of non-NA score counts."""
+    scored = estimates[~estimates["is_na"].to_numpy(dtype=bool)]
+    scored = scored[scored["triple_id"].isin(triple_ids)]
+    values = scored["score"].to_numpy(dtype=float).astype(np.int64)
+    domain = sorted(int(v) for v in np.unique(values))
+    if not domain:
+        return np.zeros((len(triple_ids), 0)), []
+    col = np.searchsorted(domain, values)
+    row = np.searchsorted(triple_ids, scored["triple_id"].to_numpy(dtype=np.int64))
+    width = len(domain)
+    flat = np.bincount(row * width + col, minlength=len(triple_ids) * width)
+    return flat.reshape(len(triple_ids), width).astype(np.float64), domain
+
+
+def agreement_report(
+    triples: pd.DataFrame,
+    estimates: pd.DataFrame,
+    *,
+    dimensions: tuple[str, ...] = DIMENSIONS,
+) -> pd.DataFrame:
+    """Agreement per value of each dimension, plus an "all" row.
+
+    Columns: dimension, key, triples, estimates, mean_confidence, mode_share, alpha_ordinal,
+    baseline_confidence, baseline_mode_share. The baselines are what random labelling would
+    give on the same design: each triple's number of scores and scale size.
+    `triples` needs triple_id, n_scores, confidence, mode, scale_size and the dimension columns;
+    `estimates` needs triple_id, score, is_na (the estimates kept in the dataset).
+    """
+    triples = triples.sort_values("triple_id").reset_index(drop=True)
+    ids = triples["triple_id"].to_numpy(dtype=np.int64)
+    matrix, domain = value_count_matrix(estimates, ids)
+    n_scores = triples["n_scores"].to_numpy(dtype=np.int64)
+    scale = triples["scale_size"].to_numpy(dtype=np.int64)
+    pairs = list(zip(n_scores.tolist(), scale.tolist(), strict=True))
+    base = np.array(
+        [random_confidence_baseline(n, k) if n > 0 else (math.nan, math.nan) for n, k in pairs]
+    ).reshape(-1, 2)
+    conf = triples["confidence"].to_numpy(dtype=float)
+    has_mode = ~np.isnan(triples["mode"].to_numpy(dtype=float))
+    scored = n_scores > 0
+    n_est = triples["n_estimates"].to_numpy(dtype=np.int64)
+
+    def row(dimension: str, key: Any, idx: np.ndarray) -> dict[str, Any]:
+        s = idx[scored[idx]]
+        return {
+            "dimension": dimension,
+            "key": str(key),
+            "triples": len(idx),
+            "estimates": int(n_est[idx].sum()),
+            "mean_confidence": _mean(conf[s]),
+            "mode_share": _mean(has_mode[s].astype(float)),
+            "alpha_ordinal": krippendorff_ordinal(matrix[idx], domain) if domain else None,
+            "baseline_confidence": _mean(base[s, 0]),
+            "baseline_mode_share": _mean(base[s, 1]),
+        }
+
+    rows = [row("all", "all", np.arange(len(triples)))]
+    for dimension in dimensions:
+        if dimension not in triples.columns:
+            continue
+        for key, idx in triples.groupby(dimension, sort=True).indices.items():
+            rows.append(row(dimension, key, np.asarray(idx)))
+    return pd.DataFrame(rows)
+
+
+def _mean(values: np.ndarray) -> float | None:
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if len(values) else None
+
+
+def result_tables(triples: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Model x criterion and model x task tables of mean scores (the POLLUX result tables)."""
+    scored = triples[~triples["all_na"].astype(bool)]
+    tables: dict[str, pd.DataFrame] = {}
+    for name, column in (("model_criterion", "criterion"), ("model_task", "task")):
+        if column not in scored.columns or scored.empty:
+            tables[name] = pd.DataFrame({"model": []})
+            continue
+        pivot = scored.pivot_table(
+            index="model", columns=column, values="mean", aggfunc="mean", sort=True
+        )
+        pivot.columns = [str(c) for c in pivot.columns]
+        tables[name] = pivot.reset_index()
+    return tables
+
+
+# --------------------------------------------------------------------------------------------
+# Reading estimates out of the database (streamed, chunked; COPY on PostgreSQL).
+# --------------------------------------------------------------------------------------------
+
+
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+class snapshot:
+    """One consistent read of the database: REPEATABLE READ, read only, on PostgreSQL.
+
+    Every query inside sees the same snapshot, so a score submitted meanwhile is either wholly in
+    or wholly out. Inside an already open transaction (tests), that transaction is the snapshot.
+    """
+
+    def __enter__(self) -> snapshot:
+        self._atomic = transaction.atomic()
+        nested = connection.in_atomic_block
+        self._atomic.__enter__()
+        if is_postgres() and not nested:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._atomic.__exit__(*exc)
+
+
+def _tables() -> dict[str, str]:
+    return {
+        "estimate": Estimate._meta.db_table,
+        "triple": Triple._meta.db_table,
+        "answer": Answer._meta.db_table,
+        "instruction": Instruction._meta.db_table,
+    }
+
+
+NARROW_SCHEMA = pa.schema(
+    [
+        ("estimate_id", pa.int64()),
+        ("triple_id", pa.int64()),
+        ("answer_id", pa.int64()),
+        ("criterion_id", pa.int64()),
+        ("rubric_id", pa.int64()),
+        ("panel_id", pa.int64()),
+        ("group", pa.string()),
+        ("model_id", pa.int64()),
+        ("instruction_id", pa.int64()),
+        ("task_id", pa.int64()),
+        ("score", pa.float64()),
+        ("is_na", pa.bool_()),
+        ("rationale_sure", pa.bool_()),
+        ("rationale", pa.string()),
+        ("estimate_rubric_id", pa.int64()),
+    ]
+)
+
+# Letters and digits that are words for rationale.WORD_RE whatever the locale: ASCII and the
+# Russian alphabet (PostgreSQL bracket ranges are code-point ranges).
+_SQL_WORD_CHAR = "[0-9A-Za-zА-яЁё]"
+# Letters of the script in every reading: a subset of rationale.SCRIPT_RANGES.
+_SQL_SCRIPT = {"cyrillic": "[А-яЁё]", "latin": "[A-Za-z]"}
+# Characters that are never letters (str.isalpha() is false): removing them from the text
+# leaves at least every letter, so its length bounds the number of letters from above.
+_SQL_NOT_LETTER = "[[:space:][:punct:][:digit:]«»—–…№„“”‘’]"
+
+
+def rationale_sure_sql(
+    column: str, *, script: str | None, min_words: int, script_share: float = 0.5
+) -> str | None:
+    """A PostgreSQL condition that proves a rationale passes rule 1, or None.
+
+    Sound, not complete: "word character, spaces, word character" proves two words, with
+    characters that are words in every reading (the Python rule counts more letters as words,
+    never fewer; removing invisible characters joins no words across a space). The script
+    share is proven with a lower bound of the script's letters (a subset of its alphabet)
+    against an upper bound of all letters (the text without characters that are never
+    letters). Rows it proves need no text on the wire (~98 % at POLLUX scale, ~130 MB); the
+    rest get the exact rule (Arrow).
+    """
+    if min_words > 2:
+        return None
+    cond = f"{column} ~ '{_SQL_WORD_CHAR} +{_SQL_WORD_CHAR}'"
+    if script and script in _SCRIPT_RE2:
+        if script not in _SQL_SCRIPT:
+            return None
+        share = float(script_share)
+        if not 0.0 <= share <= 1.0:
+            return None
+        ours = f"length(regexp_replace({column}, '[^{_SQL_SCRIPT[script][1:-1]}]', '', 'g'))"
+        letters = f"length(regexp_replace({column}, '{_SQL_NOT_LETTER}', '', 'g'))"
+        cond += f" AND {column} ~ '{_SQL_SCRIPT[script]}' AND {ours} >= {share!r} * {letters}"
+    return cond
+
+
+def narrow_estimates_sql(sure: str | None = None, answers_sql: str | None = None) -> str:
+    """Submitted estimates with their triple's keys; `sure` (SQL) marks rationales proven valid,
+    whose text is then not sent; `answers_sql` (a trusted SELECT of answer ids) narrows the read
+    to those answers (whole answers: rule 2 looks at every critical vote of an answer)."""
+    t = _tables()
+    sure = f"({sure})" if sure else "FALSE"
+    only = f" AND t.answer_id IN ({answers_sql})" if answers_sql else ""
+    return (
+        "SELECT e.id, e.triple_id, t.answer_id, t.criterion_id, t.rubric_id, t.panel_id, "  # noqa: S608 (trusted table names)
+        't."group", a.model_id, a.instruction_id, i.task_id, e.score, '
+        f"CASE WHEN e.is_na THEN 1 ELSE 0 END, CASE WHEN {sure} THEN 1 ELSE 0 END, "
+        f"CASE WHEN {sure} THEN NULL ELSE e.rationale END, e.rubric_id "
+        f"FROM {t['estimate']} e "
+        f"JOIN {t['triple']} t ON t.id = e.triple_id "
+        f"JOIN {t['answer']} a ON a.id = t.answer_id "
+        f"JOIN {t['instruction']} i ON i.id = a.instruction_id "
+        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}'{only}"
+    )
+
+
+@dataclass
+class Lookups:
+    """Small reference tables read once (inside the snapshot) and used by id, in memory."""
+
+    rubric_top: dict[int, int]
+    rubric_size: dict[int, int]
+    task_top: dict[int, int]
+    # The score a one-word rationale may justify (Rubric.best_value).
+    rubric_best: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls) -> Lookups:
+        rubric_top: dict[int, int] = {}
+        rubric_size: dict[int, int] = {}
+        rubric_best: dict[int, int] = {}
+        for pk, levels, best_end in Rubric.objects.values_list("pk", "levels", "best_end"):
+            values = [int(level["value"]) for level in levels] or [0]
+            rubric_top[pk] = max(values)
+            rubric_size[pk] = len(values)
+            rubric_best[pk] = best_of(values, best_end)
+        return cls(
+            rubric_top=rubric_top,
+            rubric_size=rubric_size,
+            task_top=task_tops(),
+            rubric_best=rubric_best,
+        )
+
+
+def _map(values: np.ndarray, table: dict[int, int], default: int = 0) -> np.ndarray:
+    keys = np.fromiter(table.keys(), dtype=np.int64, count=len(table))
+    vals = np.fromiter(table.values(), dtype=np.int64, count=len(table))
+    order = np.argsort(keys)
+    keys, vals = keys[order], vals[order]
+    pos = np.clip(np.searchsorted(keys, values), 0, max(len(keys) - 1, 0))
+    found = (keys[pos] == values) if len(keys) else np.zeros(len(values), dtype=bool)
+    return np.where(found, vals[pos] if len(keys) else default, default)
+
+
+def read_estimate_frame(
+    lookups: Lookups | None = None,
+    *,
+    progress: ProgressFn | None = None,
+    chunk_rows: int = 100_000,
+    answers_sql: str | None = None,
+) -> pd.DataFrame:
+    """Every submitted estimate as a compact frame (ids, score, NA, rule-1 verdict, scale).
+
+    Streams in chunks and keeps no rationale text: the rule is applied chunk by chunk.
+    Call inside `snapshot()` when the result must agree with other reads. `answers_sql`
+    narrows it to some answers (see `narrow_estimates_sql`).
+    """
+    reader = EstimateFrameBuilder(lookups)
+    for batch in stream_query(
+        narrow_estimates_sql(reader.sure_sql("e.rationale"), answers_sql),
+        NARROW_SCHEMA,
+        chunk_rows=chunk_rows,
+    ):
+        reader.add({name: batch.column(name) for name in batch.schema.names})
+        if progress:
+            progress(reader.rows, 0, "read")
+    return reader.frame()
+
+
+class EstimateFrameBuilder:
+    """Builds the compact estimates frame of `read_estimate_frame` chunk by chunk.
+
+    Each chunk is a mapping of NARROW_SCHEMA column names to Arrow arrays; the rationale text is
+    needed only where `rationale_sure` is false (the export's single pass sends it everywhere).
+    """
+
+    def __init__(self, lookups: Lookups | None = None) -> None:
+        self.lookups = lookups or Lookups.load()
+        self.rule = RationaleRule.current()
+        self.frames: list[pd.DataFrame] = []
+        self.rows = 0
+
+    def sure_sql(self, column: str) -> str | None:
+        """The SQL condition proving a rationale valid (None: not on this database)."""
+        if not is_postgres():
+            return None
+        return rationale_sure_sql(
+            column,
+            script=self.rule.script,
+            min_words=self.rule.min_words,
+            script_share=self.rule.script_share,
+        )
+
+    def add(self, cols: dict[str, pa.Array]) -> None:
+        lookups = self.lookups
+        rubric = _np(cols["estimate_rubric_id"], fill=-1)
+        rubric = np.where(rubric < 0, _np(cols["rubric_id"], fill=0), rubric)
+        score = _np(cols["score"], fill=np.nan).astype(float)
+        is_na = _np(cols["is_na"], fill=False).astype(bool)
+        top = _map(rubric, lookups.rubric_top)
+        best = _map(rubric, lookups.rubric_best)
+        ok = _np(cols["rationale_sure"], fill=False).astype(bool)
+        check = np.flatnonzero(~ok)
+        if len(check):
+            # Only the rationales the database could not prove valid need the exact rule.
+            ok[check] = rationale_ok_vectorised(
+                pc.take(cols["rationale"], pa.array(check)),
+                score[check],
+                is_na[check],
+                best[check],
+                script=self.rule.script,
+                min_words=self.rule.min_words,
+                script_share=self.rule.script_share,
+            )
+        self.frames.append(
+            pd.DataFrame(
+                {
+                    # Narrow dtypes: half a million rows stay a few tens of megabytes.
+                    "estimate_id": _np(cols["estimate_id"]),
+                    "triple_id": _np(cols["triple_id"]),
+                    "answer_id": _np(cols["answer_id"]).astype(np.int32),
+                    "group": pd.Categorical(
+                        cols["group"].to_numpy(zero_copy_only=False), categories=GROUPS
+                    ),
+                    "score": np.where(is_na, np.nan, score).astype(np.float32),
+                    "is_na": is_na,
+                    "rationale_ok": ok,
+                    "top_score": top.astype(np.int8),
+                    "criterion_id": _np(cols["criterion_id"]).astype(np.int32),
+                    "panel_id": _np(cols["panel_id"]).astype(np.int32),
+                    "model_id": _np(cols["model_id"]).astype(np.int32),
+                    "instruction_id": _np(cols["instruction_id"]).astype(np.int32),
+                    "task_id": _map(_np(cols["task_id"]), lookups.task_top).astype(np.int32),
+                    "leaf_task_id": _np(cols["task_id"]).astype(np.int32),
+                    "scale_size": _map(_np(cols["rubric_id"], fill=0), lookups.rubric_size).astype(
+                        np.int8
+                    ),
+                    "rubric_id": _np(cols["rubric_id"], fill=0).astype(np.int32),
+                }
+            )
+        )
+        self.rows += len(is_na)
+
+    def frame(self) -> pd.DataFrame:
+        """The frame of every chunk added (the chunks are released)."""
+        # Arrow's allocator keeps the freed CSV blocks for reuse; hand them back first.
+        pa.default_memory_pool().release_unused()
+        frames, self.frames = self.frames, []
+        if not frames:
+            return pd.DataFrame(
+                {
+                    name: pd.Series(dtype="float64" if name == "score" else "int64")
+                    for name in (
+                        *ESTIMATE_COLUMNS,
+                        "criterion_id",
+                        "panel_id",
+                        "model_id",
+                        "instruction_id",
+                        "task_id",
+                        "leaf_task_id",
+                        "scale_size",
+                        "rubric_id",
+                    )
+                }
+            ).astype({"group": object, "is_na": bool, "rationale_ok": bool})
+        return pd.concat(frames, ignore_index=True)
+
+
+def release_memory() -> None:
+    """Hand freed memory back to the system: Python's garbage, Arrow's pool, glibc's heap.
+
+    Arrow's allocator and glibc's malloc keep freed blocks for reuse, so a step's transient
+    otherwise stacks on the previous step's (~100 MB at POLLUX scale).
+    """
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+    libc_name = ctypes.util.find_library("c")
+    if libc_name:
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(libc_name).malloc_trim(0)
+
+
+def _np(array: pa.Array | pa.ChunkedArray, fill: Any = 0) -> np.ndarray:
+    if array.null_count:
+        array = pc.fill_null(array, fill)
+    return np.asarray(array.to_numpy(zero_copy_only=False))
+
+
+def label_dimensions(triples: pd.DataFrame) -> pd.DataFrame:
+    """Human keys for the agreement/result dimensions: criterion name, panel key, task type
+    (the top-level task), model.
+
+    Criteria are pooled by name as in the paper: the rubric variants of one criterion
+    (`creativity`, `creativity__2`, ...) share a name and are one criterion in its tables.
+    """
+
+    criteria = dict(Criterion.objects.values_list("pk", "name_en"))
+    panels = dict(Panel.objects.values_list("pk", "key"))
+    tasks = dict(Task.objects.filter(level=0).values_list("pk", "name_en"))
+    models = {lm.pk: str(lm) for lm in LanguageModel.objects.all()}
+    out = triples.copy()
+    out["criterion"] = out["criterion_id"].map(criteria)
+    out["panel"] = out["panel_id"].map(panels)
+    out["task"] = out["task_id"].map(tasks)
+    out["model"] = out["model_id"].map(models)
+    return out
+
+
+@dataclass
+class DatasetComputation:
+    """Everything derived from one snapshot of the estimates."""
+
+    estimates: pd.DataFrame
+    result: AggregationResult
+    triples: pd.DataFrame  # labelled, every triple with an estimate (excluded ones flagged)
+    agreement: pd.DataFrame
+    tables: dict[str, pd.DataFrame]
+
+
+def dataset_compute(
+    rules: AggregationSettings, *, progress: ProgressFn | None = None
+) -> DatasetComputation:
+    """Read (call inside `snapshot()`), aggregate, label, report agreement and result tables."""
+    return dataset_compute_from(read_estimate_frame(progress=progress), rules)
+
+
+def dataset_compute_from(estimates: pd.DataFrame, rules: AggregationSettings) -> DatasetComputation:
+    """`dataset_compute` on an estimates frame already read (see `EstimateFrameBuilder`)."""
+    result = aggregate_estimates(estimates, rules)
+    triples = label_dimensions(result.triples)
+    included = triples[triples["excluded_reason"] == ""]
+    mask = estimates["estimate_id"].isin(result.kept_estimate_ids).to_numpy()
+    kept = estimates.loc[mask, ["triple_id", "score", "is_na"]]
+    # The read's and the rules' garbage goes back to the system before Krippendorff's alpha
+    # takes its transient (units x values x values arrays: ~100 MB at POLLUX scale).
+    release_memory()
+    agreement = agreement_report(included, kept)
+    tables = result_tables(included)
+    return DatasetComputation(
+        estimates=estimates, result=result, triples=triples, agreement=agreement, tables=tables
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The service: recompute TripleAggregate for every triple with a submitted estimate.
+# --------------------------------------------------------------------------------------------
+
+
+def aggregates_write(triples: pd.DataFrame, *, job_id: int | None) -> int:
+    """Replace every TripleAggregate row with `triples` in one transaction (COPY on PostgreSQL)."""
+    table = TripleAggregate._meta.db_table
+    columns = [
+        "triple_id",
+        "n_estimates",
+        "mean",
+        "mode",
+        "confidence",
+        "all_na",
+        "excluded_reason",
+        "job_id",
+    ]
+    n = len(triples)
+    data = pa.table(
+        {
+            "triple_id": pa.array(triples["triple_id"].to_numpy(dtype=np.int64)),
+            "n_estimates": pa.array(triples["n_estimates"].to_numpy(dtype=np.int64)),
+            "mean": pa.array(triples["mean"].to_numpy(dtype=float), from_pandas=True),
+            "mode": pa.array(triples["mode"].to_numpy(dtype=float), from_pandas=True).cast(
+                pa.int64()
+            ),
+            "confidence": pa.array(triples["confidence"].to_numpy(dtype=float), from_pandas=True),
+            "all_na": pa.array(triples["all_na"].to_numpy(dtype=bool)),
+            "excluded_reason": pa.array(triples["excluded_reason"].astype(str).tolist()),
+            "job_id": pa.array([job_id] * n, pa.int64()),
+        }
+    )
+    with transaction.atomic():
+        # A full recompute: the old rows go, all new rows come, atomically (readers see either).
+        TripleAggregate.objects.all().delete()
+        if is_postgres():
+            from pyarrow import csv as pacsv
+
+            # Arrow writes the CSV in C++; COPY takes it in one stream (a Python loop over
+            # 200,000 rows would cost seconds). Nulls are unquoted empty fields, as COPY wants.
+            sink = pa.BufferOutputStream()
+            pacsv.write_csv(
+                data,
+                sink,
+                write_options=pacsv.WriteOptions(include_header=False, quoting_style="needed"),
+            )
+            with (
+                connection.cursor() as cursor,
+                cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT csv)") as copy,
+            ):
+                copy.write(sink.getvalue().to_pybytes())
+        else:
+            rows = zip(*(data.column(c).to_pylist() for c in columns), strict=True)
+            TripleAggregate.objects.bulk_create(
+                [TripleAggregate(**dict(zip(columns, row, strict=True))) for row in rows],
+                batch_size=5000,
+            )
+    return n
+
+
+def aggregation_run(
+    *, rules: AggregationSettings | None = None, job_id: int | None = None
+) -> dict[str, Any]:
+    """Recompute every triple's aggregate and the agreement report; returns the report (JSON)."""
+    rules = rules or AggregationSettings()
+    # The work reads in a read-only snapshot: progress goes through the side connection only.
+    with job_progress(job_id, caller_writes=False) as progress:
+        with snapshot():
+            computed = dataset_compute(rules, progress=progress)
+        progress(len(computed.estimates), len(computed.estimates), "write")
+        aggregates_write(computed.result.triples, job_id=job_id)
+    report = dict(computed.result.report)
+    report["agreement"] = json_records(computed.agreement)
+    return report
+
+
+def json_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame as JSON-safe records (NaN -> None)."""
+    records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    return [{str(k): _json_value(v) for k, v in r.items()} for r in records]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class DatasetConfig(AppConfig):
+    name = "dataset"
+    verbose_name = _("Dataset")
+
+    def ready(self) -> None:
+        # The pointwise kind's verdict and export table (work.kinds: the task-kind seam).
+        from dataset import aggregation, export
+        from dataset import tasks as _tasks  # noqa: F401  (registers the aggregation and export jobs)
+        from work import kinds
+
+        kinds.contribute(
+            kinds.POINTWISE,
+            "dataset",
+            aggregate=aggregation.aggregate_estimates,
+            export_schema=export.triple_schema,
+        )

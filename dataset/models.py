@@ -1,0 +1,30 @@
+"""The dataset's per-triple verdicts, recomputed by the aggregation job."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from jobs.models import Job
+from work.models import Triple
+
+
+class TripleAggregate(models.Model):
+    """Aggregated expert verdict of one triple, recomputed by the aggregation job."""
+
+    triple = models.OneToOneField(Triple, on_delete=models.CASCADE, related_name="aggregate")
+    n_estimates = models.PositiveSmallIntegerField()
+    mean = models.FloatField(null=True)
+    mode = models.SmallIntegerField(null=True)
+    confidence = models.FloatField(null=True)
+    all_na = models.BooleanField(default=False)
+    # Why the triple is out of the dataset ("" when it is in).
+    excluded_reason = models.CharField(max_length=32, blank=True)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("triple aggregate")
+        verbose_name_plural = _("triple aggregates")
+
+    def __str__(self) -> str:
+        return f"aggregate of {self.triple_id}"

@@ -1,0 +1,204 @@
+"""Importing the material to be evaluated: instructions, models and answers from a file.
+
+One service, :func:`material_import`, reads a CSV, JSONL, XLSX or Parquet file, validates every
+row in memory (the catalogue is loaded once, never a query per row), and writes the new
+instructions, models and answers with a few bulk inserts inside one transaction. If any row is
+wrong nothing is written, and every error names the row and column as the user sees them in
+the file. Re-importing a file finds what it already wrote (by external id, or by the natural
+keys: instruction text + task, answer instruction + model + text hash) and creates nothing.
+
+Column names of the public POLLUX dataset (``instruction``, ``reference_answer``, ``answer``,
+``model_id``, ``task_type``, ``task_subtype``, ``task_subsubtype``, ``difficulty``, ``domain``,
+``criteria_name``...) are accepted next to our own. POLLUX has one row per (answer, criterion),
+so the same instruction and answer repeat across rows; they are merged into one of each.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from jobs.models import Job, JobKind
+from jobs.services import enqueue
+from material.import_common import (
+    EXTENSIONS,
+    FORMATS,
+    MAX_ERRORS,
+    PROGRESS_TOTAL,
+    READ_SHARE,
+    Errors,
+    ImportReport,
+    Progress,
+    Throttle,
+    TooManyErrors,
+)
+from material.readers import detect_format, open_csv, open_jsonl, open_parquet, open_xlsx
+from material.validation import Catalogue, Validator
+from material.writers import write_material
+
+
+def material_import(
+    *,
+    path: Path,
+    fmt: str | None = None,
+    max_bytes: int | None = None,
+    max_text_chars: int | None = None,
+    max_errors: int = MAX_ERRORS,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import one file; returns the report. With any error nothing is written.
+
+    ``progress(done, total)`` is called now and then with per mille of the whole import.
+    """
+    started = time.monotonic()
+    max_bytes = settings.IMPORT_MAX_BYTES if max_bytes is None else max_bytes
+    max_text = settings.IMPORT_MAX_TEXT_CHARS if max_text_chars is None else max_text_chars
+    report = ImportReport()
+    errors = Errors(max_errors)
+    notify = Throttle(progress)
+    stack: list[Any] = []
+    try:
+        validator = _read(path, fmt, max_bytes, max_text, errors, report, notify, stack)
+        if validator is not None and not errors:
+            write_material(validator, errors, report, notify)
+    except TooManyErrors:
+        pass
+    finally:
+        for item in stack:
+            item.close()
+    report.errors = errors.items
+    report.errors_truncated = errors.truncated
+    if report.errors:
+        report.created = dict.fromkeys(report.created, 0)
+        report.existing = dict.fromkeys(report.existing, 0)
+    report.seconds = time.monotonic() - started
+    notify(PROGRESS_TOTAL, force=True)
+    return report
+
+
+def _read(
+    path: Path,
+    fmt: str | None,
+    max_bytes: int,
+    max_text: int,
+    errors: Errors,
+    report: ImportReport,
+    notify: Throttle,
+    stack: list[Any],
+) -> Validator | None:
+    fmt = fmt or detect_format(path)
+    if fmt not in FORMATS:
+        errors.add(
+            None,
+            None,
+            "bad_format",
+            _("Unknown file type “%(ext)s”: use CSV, JSONL, XLSX or Parquet.")
+            % {"ext": path.suffix},
+        )
+        return None
+    try:
+        size = path.stat().st_size
+    except OSError:
+        errors.add(None, None, "not_found", _("The file cannot be read."))
+        return None
+    # Checked before parsing anything: a huge file is refused without reading it.
+    if size > max_bytes:
+        errors.add(
+            None,
+            None,
+            "too_large",
+            _("The file has %(size)s bytes; at most %(max)s are allowed.")
+            % {"size": size, "max": max_bytes},
+        )
+        return None
+    notify(0, force=True)
+    if fmt == "csv":
+        source = open_csv(path, errors, stack)
+    elif fmt == "jsonl":
+        source = open_jsonl(path, errors, stack)
+    elif fmt == "xlsx":
+        source = open_xlsx(path, max_bytes, errors, stack)
+    else:
+        source = open_parquet(path, errors, stack)
+    if source is None:
+        return None
+
+    if len(set(source.columns) - {""}) != len([c for c in source.columns if c]):
+        dupes = sorted({c for c in source.columns if c and source.columns.count(c) > 1})
+        for column in dupes:
+            errors.add(source.header_row, column, "bad_header", _("The column appears twice."))
+        return None
+    validator = Validator(source.columns, Catalogue(), max_text, errors, source.dynamic)
+    for column in validator.missing_columns():
+        errors.add(source.header_row, column, "missing_column", _("The column is missing."))
+    if errors:
+        return None
+    for i, (number, row) in enumerate(source.rows, start=1):
+        report.rows += 1
+        validator.add(number, row)
+        if i % 500 == 0:
+            notify(int(READ_SHARE * source.fraction()))
+    if report.rows == 0 and not errors:
+        errors.add(None, None, "empty_file", _("The file has no data rows."))
+    return validator
+
+
+def import_summary(report: ImportReport) -> str:
+    """One line for the command's output and the job's message."""
+    if report.errors:
+        more = ""
+        if report.errors_truncated:
+            more = _(" (stopped at the first %s)") % len(report.errors)
+        return _("%(n)s errors%(more)s; nothing was imported.") % {
+            "n": len(report.errors),
+            "more": more,
+        }
+    created, existing = report.created, report.existing
+    return _(
+        "%(rows)s rows: created %(ci)s instructions, %(cm)s models, %(ca)s answers; "
+        "already present %(ei)s instructions, %(em)s models, %(ea)s answers."
+    ) % {
+        "rows": report.rows,
+        "ci": created["instructions"],
+        "cm": created["models"],
+        "ca": created["answers"],
+        "ei": existing["instructions"],
+        "em": existing["models"],
+        "ea": existing["answers"],
+    }
+
+
+@transaction.atomic
+def import_job_create(*, upload: UploadedFile, user_id: int | None, language: str) -> Job:
+    """Store an uploaded file under PRIVATE_STORAGE_ROOT/imports/ and queue a Job for it.
+
+    The stored name is random: the user's file name is kept only as a label.
+    """
+    suffix = Path(upload.name or "").suffix.lower()
+    relative = f"imports/{uuid.uuid4().hex}{suffix}"
+    target = Path(settings.PRIVATE_STORAGE_ROOT) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+    # Sent after the commit, so the worker finds the job row. With eager tasks (local settings)
+    # the import runs right there, before the view redirects.
+    return enqueue(
+        JobKind.IMPORT,
+        {
+            "path": relative,
+            "name": Path(upload.name or "").name[:200],
+            "format": EXTENSIONS.get(suffix, ""),
+            "size": upload.size,
+            "language": language,
+        },
+        progress_total=PROGRESS_TOTAL,
+        created_by_id=user_id,
+    )

@@ -1,0 +1,80 @@
+"""Material under evaluation: instructions, the models that answered and their answers."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from taxonomy.models import Complexity, FunctionalStyle, Task
+
+
+class Instruction(models.Model):
+    external_id = models.CharField(max_length=128, unique=True, null=True, blank=True)
+    text = models.TextField()
+    reference_answer = models.TextField(blank=True)
+    task = models.ForeignKey(
+        Task,
+        on_delete=models.PROTECT,
+        related_name="instructions",
+        limit_choices_to={"is_leaf": True},
+    )
+    style = models.ForeignKey(
+        FunctionalStyle,
+        on_delete=models.PROTECT,
+        related_name="instructions",
+        null=True,
+        blank=True,
+    )
+    complexity = models.CharField(max_length=8, choices=Complexity.choices, blank=True)
+    ethics_flag = models.BooleanField(default=False)
+    author = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("instruction")
+        verbose_name_plural = _("instructions")
+
+    def __str__(self) -> str:
+        return self.external_id or f"instruction {self.pk}"
+
+
+class LanguageModel(models.Model):
+    """The model that wrote an answer. Hidden from experts: scoring is blind."""
+
+    name = models.CharField(max_length=200)
+    version = models.CharField(max_length=100, blank=True, default="")
+    provider = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        verbose_name = _("model")
+        verbose_name_plural = _("models")
+        constraints = [
+            models.UniqueConstraint(fields=["name", "version"], name="language_model_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}".strip()
+
+
+class Answer(models.Model):
+    external_id = models.CharField(max_length=128, unique=True, null=True, blank=True)
+    instruction = models.ForeignKey(Instruction, on_delete=models.CASCADE, related_name="answers")
+    model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="answers")
+    text = models.TextField()
+    generation_meta = models.JSONField(default=dict, blank=True)
+    # Text fingerprint: re-importing the same answer under no id finds it instead of duplicating.
+    text_hash = models.CharField(max_length=64, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("answer")
+        verbose_name_plural = _("answers")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instruction", "model", "text_hash"], name="answer_natural_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or f"answer {self.pk}"

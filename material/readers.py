@@ -1,0 +1,438 @@
+"""Readers of the material import: CSV, JSONL, XLSX and Parquet files as rows of text cells.
+
+Each opener checks what can be checked before reading (encoding, zip bombs, Parquet types, JSON
+depth) and yields rows as the user sees them in the file, so errors can name row and column.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+import re
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from django.utils.translation import gettext as _
+
+from material.import_common import (
+    BATCH_SIZE,
+    COLUMNS,
+    EXTENSIONS,
+    MAX_JSON_DEPTH,
+    PARQUET_TYPES,
+    XLSX_MAX_RATIO,
+    XLSX_MAX_UNPACK_FACTOR,
+    Errors,
+)
+
+
+@dataclass
+class _Source:
+    """A parsed file: its columns and an iterator of (row number, {column: value})."""
+
+    columns: list[str]
+    rows: Iterator[tuple[int, dict[str, Any]]]
+    # Share of the input consumed so far, 0..1, for progress.
+    fraction: Callable[[], float]
+    # Row number of the header line, for errors about columns (None: no header line).
+    header_row: int | None
+    # Rows may differ in their keys (JSON lines): look each field up by all its names.
+    dynamic: bool = False
+
+
+class _CountingReader(io.RawIOBase):
+    """Counts the bytes read through it, so progress of a streamed text file is known."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.raw.read(len(buffer))
+        n = len(data)
+        buffer[:n] = data
+        self.count += n
+        return n
+
+
+def _looks_utf16(head: bytes) -> bool:
+    """A UTF-16 file: by its byte order mark, or (without one) by the NUL byte of every
+    other position that UTF-16 gives ASCII and most punctuation; UTF-8 text has none."""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return True
+    sample = head[: len(head) - len(head) % 2]
+    if len(sample) < 4:
+        return False
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    return max(even, odd) >= len(sample) // 8 and min(even, odd) == 0
+
+
+def _check_utf8(path: Path, errors: Errors) -> bool:
+    """Stream the file through a strict UTF-8 decoder; on failure name the line and byte."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
+    lines = 0
+    with path.open("rb") as f:
+        if _looks_utf16(f.read(4096)):
+            errors.add(
+                1,
+                None,
+                "encoding",
+                _("The file is not valid UTF-8.")
+                + " "
+                + _("It looks like UTF-16 (“Unicode” in Excel): save it as UTF-8."),
+            )
+            return False
+        f.seek(0)
+        while chunk := f.read(1 << 20):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                pending = len(exc.object) - len(chunk)
+                bad = offset - pending + exc.start
+                line = lines + exc.object[: exc.start].count(b"\n") + 1
+                hint = ""
+                f.seek(max(0, bad - 200))
+                sample = f.read(400)
+                if re.search(r"[а-яА-Я]{3}", sample.decode("cp1251", errors="ignore")):
+                    hint = " " + _("It looks like Windows-1251 (cp1251): save it as UTF-8.")
+                errors.add(
+                    line,
+                    None,
+                    "encoding",
+                    _("The file is not valid UTF-8 at line %(line)s (byte %(byte)s).")
+                    % {"line": line, "byte": bad}
+                    + hint,
+                )
+                return False
+            offset += len(chunk)
+            lines += chunk.count(b"\n")
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            errors.add(lines + 1, None, "encoding", _("The file ends inside a UTF-8 character."))
+            return False
+    return True
+
+
+def open_csv(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
+    if not _check_utf8(path, errors):
+        return None
+    # Texts are long (answers of tens of thousands of characters); the csv module's default
+    # field limit (128 KiB) would cut them.
+    csv.field_size_limit(max(csv.field_size_limit(), 64 * 1024 * 1024))
+    size = max(path.stat().st_size, 1)
+    counter = _CountingReader(path.open("rb"))
+    text = io.TextIOWrapper(io.BufferedReader(counter), encoding="utf-8-sig", newline="")
+    stack.append(text)
+    reader = csv.reader(text)
+    try:
+        header = next(reader)
+    except StopIteration:
+        header = []
+    except csv.Error as exc:
+        errors.add(1, None, "bad_csv", _("The header line cannot be read: %s") % exc)
+        return None
+    columns = [h.strip().lower() for h in header]
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        number = 1
+        while True:
+            try:
+                cells = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                errors.add(number + 1, None, "bad_csv", _("Malformed CSV: %s") % exc)
+                return
+            number += 1
+            if not any(c.strip() for c in cells):
+                continue
+            if len(cells) > len(columns):
+                errors.add(
+                    number,
+                    None,
+                    "bad_csv",
+                    _("The row has %(n)s cells, the header has %(m)s columns.")
+                    % {"n": len(cells), "m": len(columns)},
+                )
+                continue
+            yield number, dict(zip(columns, cells, strict=False))
+
+    return _Source(columns, rows(), lambda: counter.count / size, header_row=1)
+
+
+def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
+    if not _check_utf8(path, errors):
+        return None
+    size = max(path.stat().st_size, 1)
+    counter = _CountingReader(path.open("rb"))
+    text = io.TextIOWrapper(io.BufferedReader(counter), encoding="utf-8-sig")
+    stack.append(text)
+    lines = enumerate(text, start=1)
+
+    def parse(number: int, line: str) -> dict[str, Any] | None:
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.add(number, None, "bad_json", _("Not valid JSON: %s") % exc.msg)
+            return None
+        except RecursionError:
+            errors.add(number, None, "bad_json", too_deep_message())
+            return None
+        if json_too_deep(obj):
+            errors.add(number, None, "bad_json", too_deep_message())
+            return None
+        if not isinstance(obj, dict):
+            errors.add(number, None, "bad_json", _("Each line must be a JSON object."))
+            return None
+        return {str(k).strip().lower(): v for k, v in obj.items()}
+
+    # JSON lines have no header: the first object's keys stand for it (rows are streamed, and
+    # a later row may still use another accepted name of a column: see Validator.dynamic).
+    first: tuple[int, dict[str, Any]] | None = None
+    for number, line in lines:
+        if line.strip():
+            row = parse(number, line)
+            if row is None:
+                return None
+            first = (number, row)
+            break
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        if first is not None:
+            yield first
+        for number, line in lines:
+            if line.strip():
+                row = parse(number, line)
+                if row is not None:
+                    yield number, row
+
+    columns = list(first[1]) if first else []
+    return _Source(columns, rows(), lambda: counter.count / size, header_row=None, dynamic=True)
+
+
+def json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether lists and objects nest deeper than `limit` (checked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in node)
+    return False
+
+
+def too_deep_message() -> str:
+    return _("The JSON is nested more than %(n)s levels deep.") % {"n": MAX_JSON_DEPTH}
+
+
+def xlsx_unpack_error(source: Path | IO[bytes], max_bytes: int) -> tuple[str, str] | None:
+    """(code, message) when an XLSX is no zip or would unpack into a decompression bomb.
+
+    Checked on the zip directory before openpyxl inflates anything; every XLSX reader of the
+    platform (material import, exam import) calls this first.
+    """
+    try:
+        with zipfile.ZipFile(source) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError):
+        return "bad_xlsx", _("The file is not a valid XLSX workbook.")
+    unpacked = sum(i.file_size for i in infos)
+    limit = max_bytes * XLSX_MAX_UNPACK_FACTOR
+    worst = max(
+        (i.file_size / max(i.compress_size, 1) for i in infos if i.file_size > 1 << 20),
+        default=0.0,
+    )
+    if unpacked > limit or worst > XLSX_MAX_RATIO:
+        return "too_large", _(
+            "The workbook is too large: it unpacks to %(size)s bytes, "
+            "more than allowed (%(limit)s)."
+        ) % {"size": unpacked, "limit": limit}
+    return None
+
+
+def _check_xlsx_zip(path: Path, max_bytes: int, errors: Errors) -> bool:
+    problem = xlsx_unpack_error(path, max_bytes)
+    if problem is not None:
+        errors.add(None, None, *problem)
+        return False
+    return True
+
+
+def open_xlsx(path: Path, max_bytes: int, errors: Errors, stack: list[Any]) -> _Source | None:
+    if not _check_xlsx_zip(path, max_bytes, errors):
+        return None
+    # Imported here: heavy, and only XLSX imports need it.
+    import openpyxl
+
+    try:
+        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises many kinds for a broken workbook
+        errors.add(None, None, "bad_xlsx", _("The workbook cannot be opened: %s") % exc)
+        return None
+    stack.append(workbook)
+    sheet = workbook.worksheets[0]
+    it = sheet.iter_rows(values_only=True)
+    header = next(it, ())
+    columns = [str(h).strip().lower() if h is not None else "" for h in header]
+    total = max((sheet.max_row or 0) - 1, 1)
+    state = {"i": 0}
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        for number, cells in enumerate(it, start=2):
+            state["i"] = number - 1
+            if all(c is None or (isinstance(c, str) and not c.strip()) for c in cells):
+                continue
+            yield number, {c: v for c, v in zip(columns, cells, strict=False) if c}
+
+    return _Source(columns, rows(), lambda: min(state["i"] / total, 1.0), header_row=1)
+
+
+def open_parquet(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
+    import pyarrow.parquet as pq
+
+    try:
+        pfile = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError... for a broken file
+        errors.add(None, None, "bad_parquet", _("The file is not a valid Parquet file: %s") % exc)
+        return None
+    stack.append(pfile)
+    names = list(pfile.schema_arrow.names)
+    columns = [n.strip().lower() for n in names]
+    wanted_aliases = {a for aliases in COLUMNS.values() for a in aliases}
+    # POLLUX files carry rubrics and annotations we do not import: read only what we map.
+    read = [n for n, c in zip(names, columns, strict=True) if c in wanted_aliases]
+    if not _parquet_types_ok(pfile.schema_arrow, read, errors):
+        return None
+    total = max(pfile.metadata.num_rows, 1)
+    state = {"i": 0}
+
+    keys = [n.strip().lower() for n in read]
+    criterion_keys = set(COLUMNS["criteria_name"])
+    signature = [i for i, k in enumerate(keys) if k not in criterion_keys]
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        number = 0
+        previous: dict[str, Any] = {}
+        for batch in pfile.iter_batches(batch_size=BATCH_SIZE, columns=read):
+            # Turning Arrow strings into Python ones is most of the reading time, and POLLUX
+            # repeats each answer on ~16 rows (one per criterion): rows equal to the previous
+            # one but for the criterion reuse its Python values (found by Arrow, in C).
+            repeats = _parquet_repeats(batch, signature)
+            fresh = [i for i, same in enumerate(repeats) if not same]
+            taken = batch.take(fresh) if len(fresh) < batch.num_rows else batch
+            values = [taken.column(i).to_pylist() for i in range(taken.num_columns)]
+            fresh_rows = iter(zip(*values, strict=True))
+            criteria = {
+                i: batch.column(i).to_pylist() for i, k in enumerate(keys) if k in criterion_keys
+            }
+            for j, same in enumerate(repeats):
+                number += 1
+                state["i"] = number
+                if same:
+                    row = dict(previous)
+                    for i, column in criteria.items():
+                        row[keys[i]] = column[j]
+                else:
+                    row = dict(zip(keys, next(fresh_rows), strict=True))
+                previous = row
+                yield number, row
+
+    return _Source(columns, rows(), lambda: state["i"] / total, header_row=None)
+
+
+def _arrow_kind(kind: Any) -> str:
+    """ "string", "integer", "boolean", "struct", "map", "null" or the type's own name."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    checks = (
+        ("null", pa.types.is_null),
+        ("string", lambda t: pa.types.is_string(t) or pa.types.is_large_string(t)),
+        ("string", lambda t: getattr(pa.types, "is_string_view", lambda _t: False)(t)),
+        ("integer", pa.types.is_integer),
+        ("boolean", pa.types.is_boolean),
+        ("struct", pa.types.is_struct),
+        ("map", pa.types.is_map),
+    )
+    for name, check in checks:
+        if check(kind):
+            return name
+    return str(kind)
+
+
+def _parquet_types_ok(schema: Any, read: list[str], errors: Errors) -> bool:
+    """Every column we read has a type its field accepts (text needs strings, ids strings or
+    integers...); each wrong column is named with the type expected. An all-null column is
+    fine (nothing to misread)."""
+    field_of = {alias: name for name, aliases in COLUMNS.items() for alias in aliases}
+    kinds = {
+        "string": _("text (string)"),
+        "integer": _("integer"),
+        "boolean": _("boolean"),
+        "struct": "struct",
+        "map": "map",
+    }
+    ok = True
+    for column in read:
+        kind = _arrow_kind(schema.field(column).type)
+        allowed = PARQUET_TYPES[field_of[column.strip().lower()]]
+        if kind == "null" or kind in allowed:
+            continue
+        ok = False
+        errors.add(
+            None,
+            column,
+            "bad_type",
+            _("The column has type %(type)s; expected: %(expected)s.")
+            % {
+                "type": schema.field(column).type,
+                "expected": ", ".join(str(kinds[k]) for k in allowed),
+            },
+        )
+    return ok
+
+
+def _parquet_repeats(batch: Any, columns: list[int]) -> list[bool]:
+    """For each row of the batch: are the given columns equal to the previous row's?"""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = batch.num_rows
+    if n < 2 or not columns:
+        return [False] * n
+    same: Any = None
+    try:
+        for i in columns:
+            column = batch.column(i)
+            now, before = column.slice(1), column.slice(0, n - 1)
+            equal = pc.fill_null(pc.equal(now, before), False)
+            both_null = pc.and_(pc.is_null(now), pc.is_null(before))
+            equal = pc.or_(equal, both_null)
+            same = equal if same is None else pc.and_(same, equal)
+    except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+        # A column type Arrow cannot compare (a struct, say): read every row in full.
+        return [False] * n
+    return [False, *same.to_pylist()]
+
+
+def detect_format(path: Path) -> str | None:
+    return EXTENSIONS.get(path.suffix.lower())

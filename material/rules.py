@@ -1,0 +1,9 @@
+"""Who may import material (django-rules): admins only."""
+
+from __future__ import annotations
+
+import rules
+
+from panels.rules import is_admin
+
+rules.add_perm("material.import_material", is_admin)

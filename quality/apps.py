@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class QualityConfig(AppConfig):
+    name = "quality"
+    verbose_name = _("Quality")
+
+    def ready(self) -> None:
+        # Quality sits above work and panels: it plugs its grading, gold and standing rules
+        # into their registries instead of them importing quality (docs/architecture.md).
+        from panels import hooks as panel_hooks
+        from quality import control, copies, exams, selectors
+        from work import hooks as work_hooks
+        from work import kinds
+        from work.models import AssignmentKind
+
+        work_hooks.on_submitted.register(AssignmentKind.EXAM, exams.exam_on_assignment_submitted)
+        work_hooks.on_submitted.register(
+            AssignmentKind.CONTROL, control.control_on_assignment_submitted
+        )
+        work_hooks.position.register(AssignmentKind.EXAM, selectors.exam_position)
+        work_hooks.excluded_pairs.register(control.gold_pairs)
+        if control.standing_restart not in panel_hooks.on_resumed:
+            panel_hooks.on_resumed.append(control.standing_restart)
+        kinds.contribute(
+            kinds.POINTWISE,
+            "quality",
+            gold_match=copies.scores_match,
+            agreement=selectors.expert_agreement,
+        )

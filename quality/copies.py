@@ -1,0 +1,149 @@
+"""Frozen copies of answers for exams and control items, scored like work, and score matching.
+
+Every candidate attempt and every control delivery gets Answer rows of its own (listed in
+ReservedAnswer), with triples of overlap 1 and the expert estimate in slot 1. Real work never
+sees these answers and they never take real slots.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from material.models import Answer
+from panels.models import Expert, Panel
+from taxonomy.models import Criterion, Rubric
+from work.models import (
+    Assignment,
+    AssignmentKind,
+    AssignmentStatus,
+    Estimate,
+    ReservedAnswer,
+    Triple,
+)
+
+
+def scores_match(
+    *,
+    ref_score: int | None,
+    ref_na: bool,
+    score: int | None,
+    is_na: bool,
+    scale: Sequence[int],
+    tolerance: int = 0,
+) -> bool:
+    """Whether a candidate's value equals the reference one.
+
+    NA is a value of its own (NA equals only NA). A missing score (a criterion skipped after a
+    critical violation) matches nothing. The tolerance applies to 0..4 scales only: on binary
+    and 0/1/2 scales a one-point slip is the whole difference between verdicts.
+    """
+    if ref_na or is_na:
+        return ref_na and is_na
+    if score is None or ref_score is None:
+        return False
+    wide = bool(scale) and max(scale) - min(scale) >= 4
+    allowed = tolerance if wide else 0
+    return abs(score - ref_score) <= allowed
+
+
+def answers_copy(*, sources: Sequence[Any], purpose: str) -> list[Any]:
+    """Frozen copies of answers (same instruction, model and text), listed as reserved."""
+
+    copies = Answer.objects.bulk_create(
+        [
+            Answer(
+                instruction_id=src.instruction_id,
+                model_id=src.model_id,
+                text=src.text,
+                generation_meta=src.generation_meta,
+                # Unique per copy: the natural-key constraint must not merge copies.
+                text_hash=f"{purpose}-{uuid.uuid4().hex}",
+            )
+            for src in sources
+        ]
+    )
+    ReservedAnswer.objects.bulk_create(
+        [
+            ReservedAnswer(
+                answer_id=copy.pk,
+                purpose=purpose,
+                source_id=src.pk,
+            )
+            for copy, src in zip(copies, sources, strict=True)
+        ]
+    )
+    return copies
+
+
+@dataclass
+class ScoringSpec:
+    """What one copy is scored on: (criterion, rubric) pairs in scoring order."""
+
+    criteria: list[tuple[Criterion, Rubric]]
+
+
+def scoring_material_create(
+    *,
+    expert: Expert,
+    panel: Panel,
+    kind: str,
+    copies: Sequence[Any],
+    specs: Sequence[ScoringSpec],
+) -> list[Any]:
+    """Triples (overlap 1), one assignment per copy and the expert's slot-1 estimates."""
+
+    triples: list[Triple] = []
+    for copy, spec in zip(copies, specs, strict=True):
+        for position, (criterion, rubric) in enumerate(spec.criteria):
+            triples.append(
+                Triple(
+                    answer_id=copy.pk,
+                    criterion_id=criterion.pk,
+                    rubric_id=rubric.pk,
+                    group=criterion.group,
+                    panel_id=panel.pk,
+                    required_overlap=1,
+                    position=position,
+                )
+            )
+    Triple.objects.bulk_create(triples)
+    # Control items are reserved (and expire) like real work: a copy that never expires or
+    # carries no deadline would tell itself apart.
+    deadline = (
+        timezone.now() + timedelta(hours=settings.POLLUX["ASSIGNMENT_RESERVATION_HOURS"])
+        if kind == AssignmentKind.CONTROL
+        else None
+    )
+    assignments = Assignment.objects.bulk_create(
+        [
+            Assignment(
+                expert_id=expert.pk,
+                answer_id=copy.pk,
+                panel_id=panel.pk,
+                kind=kind,
+                status=AssignmentStatus.ASSIGNED,
+                reserved_until=deadline,
+            )
+            for copy in copies
+        ]
+    )
+    by_answer = {a.answer_id: a.pk for a in assignments}
+    Estimate.objects.bulk_create(
+        [
+            Estimate(
+                triple_id=t.pk,
+                assignment_id=by_answer[t.answer_id],
+                expert_id=expert.pk,
+                slot=1,
+            )
+            for t in triples
+        ]
+    )
+    return assignments

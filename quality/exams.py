@@ -1,0 +1,690 @@
+"""Qualification exams: versions, items, references, attempts, grading and qualification.
+
+Exams are scored through the ordinary scoring flow (work.services) on frozen copies of their
+answers (quality.copies); a graded attempt keeps its material, references and rules.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from material.models import Answer
+from material.readers import xlsx_unpack_error
+from panels.models import Expert, Membership, Panel
+from panels.services import actor_or_none, audit
+from quality.copies import ScoringSpec, answers_copy, scoring_material_create
+from quality.models import (
+    Exam,
+    ExamAttempt,
+    ExamAttemptItem,
+    ExamItem,
+    ExamReference,
+)
+from taxonomy.models import Criterion, CriterionGroup
+from taxonomy.services import criteria_for
+from work import kinds
+from work.forms import parse_id, parse_score
+from work.models import Assignment, AssignmentStatus, Estimate, ReservedAnswer
+
+EXAM_SETTINGS_FIELDS = (
+    "title",
+    "pass_threshold",
+    "tolerance",
+    "max_attempts",
+    "retake_wait_hours",
+    "criterion_groups",
+    "is_active",
+)
+
+
+class ExamError(Exception):
+    """An exam action that is not allowed now; the message is shown to the user."""
+
+
+@transaction.atomic
+def exam_create(*, panel: Panel, title: str, user: Any = None, **options: Any) -> Exam:
+    exam = Exam(
+        panel=panel, title=title, lineage=uuid.uuid4(), version=1, created_by=actor_or_none(user)
+    )
+    for name, value in options.items():
+        if name in EXAM_SETTINGS_FIELDS:
+            setattr(exam, name, value)
+    exam.full_clean()
+    exam.save()
+    audit(action="exam_create", actor=user, panel=panel, data={"exam": exam.pk})
+    return exam
+
+
+def exam_latest(exam: Exam) -> Exam:
+    return Exam.objects.filter(lineage=exam.lineage).order_by("-version").first() or exam
+
+
+def _exam_writable(exam: Exam, user: Any) -> Exam:
+    """The version to write to: the exam itself until someone took it, else a new version.
+
+    Called inside a transaction. The lineage's latest row is locked so two editors cannot both
+    fork version N into two versions N+1.
+    """
+    latest = (
+        Exam.objects.select_for_update().filter(lineage=exam.lineage).order_by("-version").first()
+    )
+    if latest is None or latest.pk != exam.pk:
+        raise ExamError(_("This is not the latest version of the exam: edit the latest one."))
+    if not ExamAttempt.objects.filter(exam=latest).exists():
+        return latest
+    fresh = Exam.objects.create(
+        panel_id=latest.panel_id,
+        lineage=latest.lineage,
+        version=latest.version + 1,
+        title=latest.title,
+        pass_threshold=latest.pass_threshold,
+        tolerance=latest.tolerance,
+        max_attempts=latest.max_attempts,
+        retake_wait_hours=latest.retake_wait_hours,
+        criterion_groups=list(latest.criterion_groups or []),
+        is_active=latest.is_active,
+        created_by=actor_or_none(user),
+    )
+    Exam.objects.filter(pk=latest.pk).update(is_active=False)
+    old_items = list(latest.items.order_by("position", "pk"))
+    # The frozen answer copies are shared: their text never changes.
+    new_items = ExamItem.objects.bulk_create(
+        [ExamItem(exam=fresh, answer_id=i.answer_id, position=i.position) for i in old_items]
+    )
+    item_map = {old.pk: new.pk for old, new in zip(old_items, new_items, strict=True)}
+    ExamReference.objects.bulk_create(
+        [
+            ExamReference(
+                item_id=item_map[r.item_id],
+                criterion_id=r.criterion_id,
+                rubric_id=r.rubric_id,
+                score=r.score,
+                is_na=r.is_na,
+                comment=r.comment,
+            )
+            for r in ExamReference.objects.filter(item__exam=latest)
+        ]
+    )
+    audit(
+        action="exam_version",
+        actor=user,
+        panel=latest.panel,
+        data={"from": latest.pk, "to": fresh.pk, "version": fresh.version},
+    )
+    return fresh
+
+
+@transaction.atomic
+def exam_update(*, exam: Exam, user: Any = None, **values: Any) -> Exam:
+    """Change an exam's rules; a version somebody already took is forked, never edited."""
+    target = _exam_writable(exam, user)
+    for name, value in values.items():
+        if name not in EXAM_SETTINGS_FIELDS:
+            raise ValueError(name)
+        setattr(target, name, value)
+    target.full_clean()
+    target.save()
+    return target
+
+
+@transaction.atomic
+def exam_item_add(*, exam: Exam, answer: Any, user: Any = None) -> tuple[Exam, ExamItem]:
+    """Add an answer to the exam (as a frozen copy); returns the version written to."""
+    target = _exam_writable(exam, user)
+    if target.items.filter(answer__reserved__source_id=answer.pk).exists():
+        raise ExamError(_("This answer is already in the exam."))
+    (copy,) = answers_copy(sources=[answer], purpose=ReservedAnswer.Purpose.EXAM)
+    position = target.items.count()
+    item = ExamItem.objects.create(exam=target, answer=copy, position=position)
+    return target, item
+
+
+@transaction.atomic
+def exam_item_remove(*, exam: Exam, answer_id: int, user: Any = None) -> Exam:
+    """Remove an item, addressed by its frozen answer copy (stable across versions)."""
+    target = _exam_writable(exam, user)
+    target.items.filter(answer_id=answer_id).delete()
+    return target
+
+
+@dataclass
+class ReferenceInput:
+    answer_id: int  # the exam item's frozen copy
+    criterion_id: int
+    score: int | None
+    is_na: bool = False
+    comment: str = ""
+
+
+def reference_errors(criterion: Criterion, score: int | None, is_na: bool) -> list[str]:
+    if criterion.rubric is None:
+        return [_("Criterion %(key)s has no rubric.") % {"key": criterion.key}]
+    if is_na:
+        if not criterion.allows_na:
+            return [_("Criterion %(key)s cannot be NA.") % {"key": criterion.key}]
+        return []
+    if score is None:
+        return [_("A score or NA is required.")]
+    if score not in criterion.rubric.values:
+        return [
+            _("Score %(score)s is not on the scale %(values)s of %(key)s.")
+            % {
+                "score": score,
+                "values": ", ".join(map(str, criterion.rubric.values)),
+                "key": criterion.key,
+            }
+        ]
+    return []
+
+
+@transaction.atomic
+def exam_references_set(*, exam: Exam, rows: Sequence[ReferenceInput], user: Any = None) -> Exam:
+    """Write reference scores and comments (replacing those of the same item and criterion)."""
+    criteria = {
+        c.pk: c
+        for c in Criterion.objects.select_related("rubric").filter(
+            pk__in={r.criterion_id for r in rows}
+        )
+    }
+    for row in rows:
+        criterion = criteria.get(row.criterion_id)
+        if criterion is None:
+            raise ExamError(_("Unknown criterion."))
+        problems = reference_errors(criterion, row.score, row.is_na)
+        if problems:
+            raise ExamError(problems[0])
+    target = _exam_writable(exam, user)
+    items = {i.answer_id: i for i in target.items.all()}
+    for row in rows:
+        item = items.get(row.answer_id)
+        if item is None:
+            raise ExamError(_("The answer is not in this exam."))
+        criterion = criteria[row.criterion_id]
+        assert criterion.rubric is not None
+        ExamReference.objects.update_or_create(
+            item=item,
+            criterion=criterion,
+            defaults={
+                "rubric": criterion.rubric,
+                "score": None if row.is_na else row.score,
+                "is_na": row.is_na,
+                "comment": row.comment.strip(),
+            },
+        )
+    return target
+
+
+@dataclass
+class ImportReport:
+    exam: Exam | None = None
+    rows: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+IMPORT_COLUMNS = ("answer", "criterion", "score", "comment")
+
+
+def _read_table(content: bytes, filename: str) -> list[dict[str, str]]:
+    if filename.lower().endswith(".xlsx"):
+        from django.conf import settings
+        from openpyxl import load_workbook
+
+        problem = xlsx_unpack_error(io.BytesIO(content), settings.IMPORT_MAX_BYTES)
+        if problem is not None:
+            raise ValueError(problem[1])
+        sheet = load_workbook(io.BytesIO(content), read_only=True, data_only=True).active
+        if sheet is None:
+            return []
+        raw_rows = list(sheet.iter_rows(values_only=True))
+        if not raw_rows:
+            return []
+        header = [str(h or "").strip().lower() for h in raw_rows[0]]
+        return [
+            {
+                header[i]: "" if v is None else str(v).strip()
+                for i, v in enumerate(r)
+                if i < len(header)
+            }
+            for r in raw_rows[1:]
+        ]
+    text = content.decode("utf-8-sig")
+    dialect = csv.Sniffer().sniff(text[:2048], delimiters=",;\t") if text.strip() else csv.excel
+    reader = csv.DictReader(io.StringIO(text), dialect=dialect)
+    return [
+        {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()} for row in reader
+    ]
+
+
+def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) -> ImportReport:
+    """Import reference scores from CSV or XLSX: all rows or none, one error line per bad row.
+
+    Columns: answer (the source answer's id or external id), criterion (its key), score (a value
+    of the criterion's scale, or NA), comment. Answers not yet in the exam are added.
+    """
+
+    report = ImportReport()
+    try:
+        table = _read_table(content, filename)
+    except Exception as exc:  # a broken file is the user's error, reported, never a 500
+        report.errors.append(_("The file cannot be read: %(error)s") % {"error": exc})
+        return report
+    if table and not set(IMPORT_COLUMNS[:3]) <= set(table[0]):
+        report.errors.append(
+            _("Missing columns: expected %(cols)s.") % {"cols": ", ".join(IMPORT_COLUMNS)}
+        )
+        return report
+
+    keys = {row.get("answer", "") for row in table}
+    ids = {i for i in map(parse_id, keys) if i is not None}
+    answers: dict[str, Any] = {}
+    for a in Answer.objects.filter(Q(pk__in=ids) | Q(external_id__in=keys)).only(
+        "pk", "external_id", "instruction_id"
+    ):
+        answers[str(a.pk)] = a
+        if a.external_id:
+            answers[a.external_id] = a
+    criteria = {
+        c.key: c
+        for c in Criterion.objects.select_related("rubric").filter(
+            key__in={row.get("criterion", "") for row in table}
+        )
+    }
+    allowed_cache: dict[int, set[int]] = {}
+    parsed: list[tuple[Any, Criterion, int | None, bool, str]] = []
+    seen: set[tuple[int, int]] = set()
+    for line, row in enumerate(table, start=2):  # line 1 is the header
+        answer = answers.get(row.get("answer", ""))
+        criterion = criteria.get(row.get("criterion", ""))
+        raw = row.get("score", "")
+        if answer is None:
+            report.errors.append(
+                _("Row %(n)d: unknown answer %(a)r.") % {"n": line, "a": row.get("answer", "")}
+            )
+            continue
+        if criterion is None:
+            report.errors.append(
+                _("Row %(n)d: unknown criterion %(c)r.")
+                % {"n": line, "c": row.get("criterion", "")}
+            )
+            continue
+        if answer.instruction_id not in allowed_cache:
+            instruction = answer.instruction
+            allowed_cache[answer.instruction_id] = {c.pk for c in criteria_for(instruction)}
+        if criterion.pk not in allowed_cache[answer.instruction_id]:
+            report.errors.append(
+                _("Row %(n)d: criterion %(c)s does not apply to this answer's task.")
+                % {"n": line, "c": criterion.key}
+            )
+            continue
+        is_na = raw.strip().lower() in {"na", "n/a"}
+        score: int | None = None
+        if not is_na:
+            score = _import_score(raw)
+            if score is None:
+                report.errors.append(
+                    _("Row %(n)d: score %(s)r is not a number or NA.") % {"n": line, "s": raw}
+                )
+                continue
+        problems = reference_errors(criterion, score, is_na)
+        if problems:
+            report.errors.append(_("Row %(n)d: %(e)s") % {"n": line, "e": problems[0]})
+            continue
+        if (answer.pk, criterion.pk) in seen:
+            report.errors.append(
+                _("Row %(n)d: a second reference for the same answer and criterion.") % {"n": line}
+            )
+            continue
+        seen.add((answer.pk, criterion.pk))
+        parsed.append((answer, criterion, score, is_na, row.get("comment", "")))
+    report.rows = len(parsed)
+    if report.errors or not parsed:
+        if not parsed and not report.errors:
+            report.errors.append(_("The file has no rows."))
+        return report
+    try:
+        target = _exam_import_write(exam, parsed, filename, user)
+    except ExamError as exc:
+        # An older version of the exam, say: the user's error, reported like a bad row.
+        report.errors.append(str(exc))
+        return report
+    report.exam = target
+    return report
+
+
+def _import_score(raw: str) -> int | None:
+    """A score cell: an integer ("2", or "2.0" as spreadsheets write it), else None.
+
+    "1e999", "inf", "nan" and "2.5" are no scores; whether it is on the scale is checked next.
+    """
+
+    score, is_na, malformed = parse_score(raw)
+    if not malformed and not is_na and score is not None:
+        return score
+    if not raw.isascii():
+        return None
+    try:
+        value = float(raw)
+    except (ValueError, OverflowError):
+        return None
+    if not math.isfinite(value) or not value.is_integer() or abs(value) > 2**15 - 1:
+        return None
+    return int(value)
+
+
+def _exam_import_write(
+    exam: Exam,
+    parsed: list[tuple[Any, Criterion, int | None, bool, str]],
+    filename: str,
+    user: Any,
+) -> Exam:
+    """Write the checked rows of an exam import (all or none); ExamError when it cannot."""
+
+    with transaction.atomic():
+        target = _exam_writable(exam, user)
+        existing = {
+            src: copy
+            for copy, src in target.items.values_list("answer_id", "answer__reserved__source_id")
+        }
+        missing = [a for a in {p[0].pk: p[0] for p in parsed}.values() if a.pk not in existing]
+        if missing:
+            full = list(Answer.objects.filter(pk__in=[a.pk for a in missing]).order_by("pk"))
+            copies = answers_copy(sources=full, purpose=ReservedAnswer.Purpose.EXAM)
+            start = target.items.count()
+            ExamItem.objects.bulk_create(
+                [
+                    ExamItem(exam=target, answer=copy, position=start + i)
+                    for i, copy in enumerate(copies)
+                ]
+            )
+            existing.update({src.pk: copy.pk for src, copy in zip(full, copies, strict=True)})
+        exam_references_set(
+            exam=target,
+            rows=[
+                ReferenceInput(
+                    answer_id=existing[answer.pk],
+                    criterion_id=criterion.pk,
+                    score=score,
+                    is_na=is_na,
+                    comment=comment,
+                )
+                for answer, criterion, score, is_na, comment in parsed
+            ],
+            user=user,
+        )
+        audit(
+            action="exam_import",
+            actor=user,
+            panel=target.panel,
+            data={"exam": target.pk, "rows": len(parsed), "file": filename[:200]},
+        )
+    return target
+
+
+def exam_refusal(exam: Exam, expert: Expert, *, now: Any = None) -> str:
+    """Why the expert may not start this exam now ("" when they may)."""
+    now = now or timezone.now()
+    if not exam.is_active or exam_latest(exam).pk != exam.pk:
+        return _("This exam is not open.")
+    if not Membership.objects.filter(expert=expert, panel_id=exam.panel_id).exists():
+        return _("You are not a candidate of this panel.")
+    if not ExamReference.objects.filter(item__exam=exam).exists():
+        return _("This exam has no questions yet.")
+    attempts = list(
+        ExamAttempt.objects.filter(expert=expert, exam__lineage=exam.lineage).order_by("-number")
+    )
+    if any(a.submitted_at is None for a in attempts):
+        return _("Finish your current attempt first.")
+    if any(a.verdict for a in attempts):
+        return _("You have already passed this exam.")
+    if len(attempts) >= exam.max_attempts:
+        return _("No attempts left.")
+    if attempts and attempts[0].submitted_at:
+        ready = attempts[0].submitted_at + timedelta(hours=exam.retake_wait_hours)
+        if ready > now:
+            return _("You may retake the exam after %(when)s.") % {
+                "when": timezone.localtime(ready).strftime("%Y-%m-%d %H:%M")
+            }
+    return ""
+
+
+@transaction.atomic
+def exam_attempt_start(*, exam: Exam, expert: Expert) -> ExamAttempt:
+    """Start an attempt: fresh copies of every exam answer, assigned to the candidate."""
+
+    # The expert row lock serialises double clicks: two attempts cannot start at once.
+    Expert.objects.select_for_update().get(pk=expert.pk)
+    refusal = exam_refusal(exam, expert)
+    if refusal:
+        raise ExamError(refusal)
+    number = ExamAttempt.objects.filter(expert=expert, exam__lineage=exam.lineage).count() + 1
+    attempt = ExamAttempt.objects.create(exam=exam, expert=expert, number=number)
+    items = list(exam.items.order_by("position", "pk"))
+    references = defaultdict(list)
+    for ref in ExamReference.objects.filter(item__exam=exam).select_related("criterion", "rubric"):
+        references[ref.item_id].append(ref)
+    items = [i for i in items if references[i.pk]]
+    sources = list(Answer.objects.filter(pk__in=[i.answer_id for i in items]))
+    by_pk = {a.pk: a for a in sources}
+    copies = answers_copy(
+        sources=[by_pk[i.answer_id] for i in items], purpose=ReservedAnswer.Purpose.EXAM
+    )
+    order = {g: n for n, g in enumerate(c.value for c in CriterionGroup)}
+    specs = [
+        ScoringSpec(
+            criteria=[
+                (r.criterion, r.rubric)
+                for r in sorted(references[i.pk], key=lambda r: (order[r.criterion.group], r.pk))
+            ]
+        )
+        for i in items
+    ]
+    assignments = scoring_material_create(
+        expert=expert, panel=exam.panel, kind="exam", copies=copies, specs=specs
+    )
+    ExamAttemptItem.objects.bulk_create(
+        [
+            ExamAttemptItem(attempt=attempt, item=i, answer=c, assignment=a)
+            for i, c, a in zip(items, copies, assignments, strict=True)
+        ]
+    )
+    return attempt
+
+
+def exam_on_assignment_submitted(assignment_id: int) -> None:
+    """Hook after a successful submission: grade the attempt once all its answers are in.
+
+    A no-op for any assignment that is not part of an exam. Safe to call twice.
+    """
+
+    link = (
+        ExamAttemptItem.objects.filter(assignment_id=assignment_id)
+        .values_list("attempt_id", flat=True)
+        .first()
+    )
+    if link is None:
+        return
+    open_left = (
+        ExamAttemptItem.objects.filter(attempt_id=link)
+        .exclude(assignment__status=AssignmentStatus.SUBMITTED)
+        .exists()
+    )
+    if not open_left:
+        exam_attempt_grade(attempt_id=link)
+
+
+@dataclass
+class Comparison:
+    """One criterion of one exam answer: the candidate's value next to the reference."""
+
+    item_id: int
+    position: int
+    answer_id: int
+    criterion: Criterion
+    scale: list[int]
+    ref_score: int | None
+    ref_na: bool
+    ref_comment: str
+    score: int | None
+    is_na: bool
+    rationale: str
+    status: str
+    match: bool
+
+
+def attempt_comparisons(attempt: ExamAttempt, *, tolerance: int | None = None) -> list[Comparison]:
+    """Every reference of the attempt's exam version next to the candidate's estimate."""
+
+    tol = attempt.exam.tolerance if tolerance is None else tolerance
+    links = {
+        link.item_id: link.answer_id
+        for link in ExamAttemptItem.objects.filter(attempt=attempt).only("item_id", "answer_id")
+    }
+    estimates = {
+        (e.triple.answer_id, e.triple.criterion_id): e
+        for e in Estimate.objects.filter(
+            triple__answer_id__in=list(links.values()), expert_id=attempt.expert_id
+        ).select_related("triple")
+    }
+    rows = []
+    for ref in (
+        ExamReference.objects.filter(item__exam_id=attempt.exam_id)
+        .select_related("criterion", "rubric", "item")
+        .order_by("item__position", "item_id", "pk")
+    ):
+        answer_id = links.get(ref.item_id)
+        est = estimates.get((answer_id, ref.criterion_id)) if answer_id else None
+        submitted = est is not None and est.status == "submitted"
+        score = est.score if submitted and est is not None else None
+        is_na = bool(est.is_na) if submitted and est is not None else False
+        scale = ref.rubric.values
+        rows.append(
+            Comparison(
+                item_id=ref.item_id,
+                position=ref.item.position,
+                answer_id=ref.item.answer_id,
+                criterion=ref.criterion,
+                scale=scale,
+                ref_score=ref.score,
+                ref_na=ref.is_na,
+                ref_comment=ref.comment,
+                score=score,
+                is_na=is_na,
+                rationale=est.rationale if est is not None else "",
+                status=est.status if est is not None else "missing",
+                match=kinds.slot(kinds.POINTWISE, "gold_match")(
+                    ref_score=ref.score,
+                    ref_na=ref.is_na,
+                    score=score,
+                    is_na=is_na,
+                    scale=scale,
+                    tolerance=tol,
+                ),
+            )
+        )
+    return rows
+
+
+@transaction.atomic
+def exam_attempt_grade(*, attempt_id: int) -> ExamAttempt:
+    """Grade an attempt (once): matching coefficient, verdict, qualification on a pass."""
+
+    attempt = ExamAttempt.objects.select_for_update().select_related("exam").get(pk=attempt_id)
+    if attempt.graded:
+        return attempt
+    rows = attempt_comparisons(attempt)
+    attempt.n_total = len(rows)
+    attempt.n_matched = sum(1 for r in rows if r.match)
+    attempt.coefficient = attempt.n_matched / attempt.n_total if attempt.n_total else 0.0
+    # A tiny epsilon: 7/10 must pass a 0.7 threshold despite binary floating point.
+    attempt.passed = attempt.coefficient + 1e-9 >= attempt.exam.pass_threshold
+    attempt.submitted_at = timezone.now()
+    attempt.save(update_fields=["n_total", "n_matched", "coefficient", "passed", "submitted_at"])
+    # The graded answers are final: the candidate cannot edit them after the verdict.
+    Assignment.objects.filter(exam_item__attempt=attempt).update(locked=True)
+    if attempt.passed:
+        _qualification_grant(attempt.expert_id, attempt.exam)
+    return attempt
+
+
+def _qualification_grant(expert_id: int, exam: Exam) -> None:
+    membership, _created = Membership.objects.select_for_update().get_or_create(
+        expert_id=expert_id, panel_id=exam.panel_id, defaults={"qualified": False}
+    )
+    granted = list(exam.criterion_groups or [])
+    if not membership.qualified:
+        membership.qualified_groups = granted
+    elif membership.qualified_groups and granted:
+        membership.qualified_groups = sorted(set(membership.qualified_groups) | set(granted))
+    else:
+        membership.qualified_groups = []  # one of the two already means "every group"
+    membership.qualified = True
+    membership.save(update_fields=["qualified", "qualified_groups"])
+
+
+def _qualification_recompute(expert_id: int, panel_id: int) -> None:
+    """After a verdict is overridden to "failed": what the remaining passes still grant."""
+    passes = [
+        a
+        for a in ExamAttempt.objects.filter(expert_id=expert_id, exam__panel_id=panel_id)
+        .select_related("exam")
+        .order_by("pk")
+        if a.verdict
+    ]
+    membership = Membership.objects.select_for_update().filter(
+        expert_id=expert_id, panel_id=panel_id
+    )
+    if not passes:
+        membership.update(qualified=False, qualified_groups=[])
+        return
+    groups: set[str] = set()
+    for a in passes:
+        if not a.exam.criterion_groups:
+            membership.update(qualified=True, qualified_groups=[])
+            return
+        groups |= set(a.exam.criterion_groups)
+    membership.update(qualified=True, qualified_groups=sorted(groups))
+
+
+@transaction.atomic
+def exam_attempt_override(
+    *, attempt: ExamAttempt, passed: bool, reason: str, user: Any
+) -> ExamAttempt:
+    """A supervisor's verdict instead of the automatic one, with the reason on record."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ExamError(_("Give the reason for overriding the verdict."))
+    attempt = ExamAttempt.objects.select_for_update().select_related("exam").get(pk=attempt.pk)
+    if not attempt.graded:
+        raise ExamError(_("The attempt is not graded yet."))
+    before = attempt.verdict
+    attempt.override_passed = passed
+    attempt.override_reason = reason
+    attempt.override_by = actor_or_none(user)
+    attempt.override_at = timezone.now()
+    attempt.save(update_fields=["override_passed", "override_reason", "override_by", "override_at"])
+    if passed:
+        _qualification_grant(attempt.expert_id, attempt.exam)
+    else:
+        _qualification_recompute(attempt.expert_id, attempt.exam.panel_id)
+    audit(
+        action="exam_override",
+        actor=user,
+        panel=attempt.exam.panel,
+        expert=attempt.expert,
+        note=reason,
+        data={"attempt": attempt.pk, "before": before, "after": passed},
+    )
+    return attempt

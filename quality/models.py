@@ -1,0 +1,285 @@
+"""Quality of experts' work: exams, control (gold) items, reference scores, standings."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from material.models import Answer
+from panels.models import Expert, Panel
+from taxonomy.models import Criterion
+
+
+class ReferenceEstimate(models.Model):
+    """A panel's reference score with a comment on an answer: what its control items check.
+
+    References belong to a panel: critical criteria are scored by every panel, and one panel's
+    gold must never be read or overwritten by another's supervisor.
+    """
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="references")
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT)
+    panel = models.ForeignKey(Panel, on_delete=models.CASCADE, related_name="references")
+    score = models.SmallIntegerField(null=True, blank=True)
+    is_na = models.BooleanField(default=False)
+    comment = models.TextField(blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+
+    class Meta:
+        verbose_name = _("reference estimate")
+        verbose_name_plural = _("reference estimates")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["answer", "criterion", "panel"], name="reference_unique_per_panel"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"reference {self.answer_id}/{self.criterion_id}"
+
+
+class Exam(models.Model):
+    """One version of a panel's qualification exam.
+
+    Versions of the same exam share `lineage`. A version that has attempts is never edited:
+    the edit services clone it into the next version, so a graded attempt keeps its material,
+    references and rules.
+    """
+
+    panel = models.ForeignKey(Panel, on_delete=models.CASCADE, related_name="exams")
+    lineage = models.UUIDField(db_index=True)
+    version = models.PositiveIntegerField(default=1)
+    title = models.CharField(max_length=200)
+    pass_threshold = models.FloatField(default=0.7)
+    # ±tolerance counts as a match on 0..4 scales only; binary and 0/1/2 scales stay exact.
+    tolerance = models.PositiveSmallIntegerField(default=0, choices=[(0, "0"), (1, "±1")])
+    max_attempts = models.PositiveSmallIntegerField(default=3)
+    retake_wait_hours = models.PositiveIntegerField(default=24)
+    # Criterion groups a pass qualifies for; empty means every group of the panel.
+    criterion_groups = models.JSONField(default=list, blank=True)
+    is_active = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("exam")
+        verbose_name_plural = _("exams")
+        ordering = ["panel", "lineage", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["lineage", "version"], name="exam_version_unique"),
+            models.CheckConstraint(
+                condition=models.Q(pass_threshold__gte=0) & models.Q(pass_threshold__lte=1),
+                name="exam_threshold_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} v{self.version}"
+
+
+class ExamItem(models.Model):
+    exam = models.ForeignKey(Exam, on_delete=models.CASCADE, related_name="items")
+    # A frozen copy of the source answer (shared by versions: its text never changes).
+    answer = models.ForeignKey("material.Answer", on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        verbose_name = _("exam item")
+        verbose_name_plural = _("exam items")
+        ordering = ["exam", "position", "pk"]
+        constraints = [models.UniqueConstraint(fields=["exam", "answer"], name="exam_item_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.exam_id}:{self.answer_id}"
+
+
+class ExamReference(models.Model):
+    """The reference score and comment of one criterion of one exam item."""
+
+    item = models.ForeignKey(ExamItem, on_delete=models.CASCADE, related_name="references")
+    criterion = models.ForeignKey("taxonomy.Criterion", on_delete=models.PROTECT, related_name="+")
+    # The rubric version the reference was written against: the candidate scores on it too.
+    rubric = models.ForeignKey("taxonomy.Rubric", on_delete=models.PROTECT, related_name="+")
+    score = models.SmallIntegerField(null=True, blank=True)
+    is_na = models.BooleanField(default=False)
+    comment = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name = _("exam reference")
+        verbose_name_plural = _("exam references")
+        constraints = [
+            models.UniqueConstraint(fields=["item", "criterion"], name="exam_reference_unique"),
+            models.CheckConstraint(
+                condition=models.Q(is_na=True) | models.Q(score__isnull=False),
+                name="exam_reference_has_value",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}/{self.criterion_id}"
+
+
+class ExamAttempt(models.Model):
+    exam = models.ForeignKey(Exam, on_delete=models.PROTECT, related_name="attempts")
+    expert = models.ForeignKey(Expert, on_delete=models.CASCADE, related_name="exam_attempts")
+    # 1, 2, ... across every version of the exam (retakes are counted per lineage).
+    number = models.PositiveSmallIntegerField()
+    started_at = models.DateTimeField(auto_now_add=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    n_total = models.PositiveIntegerField(default=0)
+    n_matched = models.PositiveIntegerField(default=0)
+    coefficient = models.FloatField(null=True, blank=True)
+    passed = models.BooleanField(null=True)
+    override_passed = models.BooleanField(null=True)
+    override_reason = models.TextField(blank=True)
+    override_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    override_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("exam attempt")
+        verbose_name_plural = _("exam attempts")
+        ordering = ["-started_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["exam", "expert", "number"], name="exam_attempt_number_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["expert", "exam"])]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of {self.expert} on {self.exam}"
+
+    @property
+    def graded(self) -> bool:
+        return self.coefficient is not None
+
+    @property
+    def verdict(self) -> bool | None:
+        """The effective verdict: the supervisor's override wins over the automatic grade."""
+        return self.override_passed if self.override_passed is not None else self.passed
+
+
+class ExamAttemptItem(models.Model):
+    """The candidate's own frozen copy of one exam item, scored through a kind="exam" assignment.
+
+    Each attempt gets fresh copies so estimates of different attempts (and retakes by the same
+    expert) never collide on the (triple, expert) and (triple, slot) constraints.
+    """
+
+    attempt = models.ForeignKey(ExamAttempt, on_delete=models.CASCADE, related_name="items")
+    item = models.ForeignKey(ExamItem, on_delete=models.PROTECT, related_name="+")
+    answer = models.OneToOneField("material.Answer", on_delete=models.CASCADE, related_name="+")
+    assignment = models.OneToOneField(
+        "work.Assignment", on_delete=models.CASCADE, related_name="exam_item"
+    )
+
+    class Meta:
+        verbose_name = _("exam attempt item")
+        verbose_name_plural = _("exam attempt items")
+
+    def __str__(self) -> str:
+        return f"{self.attempt_id}:{self.item_id}"
+
+
+class ControlSettings(models.Model):
+    """How control (gold) items are mixed into a panel's queues and when experts are paused."""
+
+    panel = models.OneToOneField(Panel, on_delete=models.CASCADE, related_name="control_settings")
+    enabled = models.BooleanField(default=True)
+    # Control assignments per work assignment (0.05 = one in twenty).
+    rate = models.FloatField(default=0.05)
+    accuracy_threshold = models.FloatField(default=0.7)
+    min_items = models.PositiveSmallIntegerField(default=5)
+    tolerance = models.PositiveSmallIntegerField(default=0, choices=[(0, "0"), (1, "±1")])
+
+    class Meta:
+        verbose_name = _("control settings")
+        verbose_name_plural = _("control settings")
+
+    def __str__(self) -> str:
+        return f"control settings of {self.panel_id}"
+
+
+class ControlItem(models.Model):
+    """A gold answer of a panel: the panel's ReferenceEstimates of the answer are the reference.
+
+    The answer stays real work for every other panel. In its own panel it is gold only: the
+    builder gives the panel no new work on it, and making it a control item releases the
+    panel's open (unsubmitted) work on it (see panels.services.control_item_add).
+    """
+
+    panel = models.ForeignKey(Panel, on_delete=models.CASCADE, related_name="control_items")
+    answer = models.ForeignKey("material.Answer", on_delete=models.PROTECT, related_name="+")
+    is_active = models.BooleanField(default=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("control item")
+        verbose_name_plural = _("control items")
+        constraints = [
+            models.UniqueConstraint(fields=["panel", "answer"], name="control_item_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"control {self.answer_id} in {self.panel_id}"
+
+
+class ControlDelivery(models.Model):
+    """One control item given to one expert (on a copy of the gold answer), and its grade."""
+
+    item = models.ForeignKey(ControlItem, on_delete=models.CASCADE, related_name="deliveries")
+    expert = models.ForeignKey(Expert, on_delete=models.CASCADE, related_name="control_deliveries")
+    answer = models.OneToOneField("material.Answer", on_delete=models.CASCADE, related_name="+")
+    assignment = models.OneToOneField(
+        "work.Assignment", on_delete=models.CASCADE, related_name="control_delivery"
+    )
+    n_total = models.PositiveIntegerField(default=0)
+    n_matched = models.PositiveIntegerField(default=0)
+    graded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("control delivery")
+        verbose_name_plural = _("control deliveries")
+        constraints = [
+            models.UniqueConstraint(fields=["item", "expert"], name="control_delivery_unique")
+        ]
+        indexes = [models.Index(fields=["expert", "graded_at"])]
+
+    def __str__(self) -> str:
+        return f"control {self.item_id} for {self.expert_id}"
+
+
+class ControlStanding(models.Model):
+    """An expert's running accuracy on control items of a panel, since the last resume."""
+
+    expert = models.ForeignKey(Expert, on_delete=models.CASCADE, related_name="control_standings")
+    panel = models.ForeignKey(Panel, on_delete=models.CASCADE, related_name="control_standings")
+    since = models.DateTimeField(null=True, blank=True)
+    n_items = models.PositiveIntegerField(default=0)
+    n_total = models.PositiveIntegerField(default=0)
+    n_matched = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = _("control standing")
+        verbose_name_plural = _("control standings")
+        constraints = [
+            models.UniqueConstraint(fields=["expert", "panel"], name="control_standing_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.expert_id} in {self.panel_id}: {self.accuracy}"
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.n_matched / self.n_total if self.n_total else None

@@ -1,0 +1,246 @@
+"""REST API for experts' tools: the same scoring as the web page (DRF, OpenAPI at /api/schema/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.parsers import JSONParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from protocol.rationale import MAX_LENGTH as RATIONALE_MAX_LENGTH
+from work import selectors, services
+from work.forms import BIGINT_MAX, TIME_SPENT_MAX_MS
+from work.models import Assignment
+
+
+class BoundedLimitOffset(LimitOffsetPagination):
+    """Limit and offset are clamped: a huge value must be a client error, never a 500."""
+
+    max_limit = 200
+
+    def get_offset(self, request: Request) -> int:
+        return min(super().get_offset(request), 10_000_000)
+
+
+class IsExpert(permissions.BasePermission):
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return bool(request.user.is_authenticated and hasattr(request.user, "expert"))
+
+
+class AssignmentListOutput(serializers.ModelSerializer[Assignment]):
+    task = serializers.CharField(source="answer.instruction.task.name", read_only=True)
+    panel = serializers.IntegerField(source="panel.number", read_only=True)
+    # A silent control item is reported as work: nothing an expert receives tells gold apart.
+    kind = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ChoiceField(choices=["work", "exam"]))
+    def get_kind(self, obj: Assignment) -> str:
+        return selectors.kind_shown_to_expert(obj.kind)
+
+    class Meta:
+        model = Assignment
+        fields = ["id", "status", "kind", "task", "panel", "reserved_until", "submitted_at"]
+
+
+class RubricLevelOutput(serializers.Serializer[Any]):
+    value = serializers.IntegerField()
+    text = serializers.CharField()
+
+
+class CriterionOutput(serializers.Serializer[Any]):
+    triple_id = serializers.IntegerField()
+    key = serializers.CharField()
+    name = serializers.CharField()
+    description = serializers.CharField()
+    group = serializers.CharField()
+    allows_na = serializers.BooleanField()
+    levels = RubricLevelOutput(many=True)
+    status = serializers.CharField()
+    score = serializers.IntegerField(allow_null=True)
+    is_na = serializers.BooleanField()
+    rationale = serializers.CharField(allow_blank=True)
+
+
+class AssignmentDetailOutput(serializers.Serializer[Any]):
+    """Everything needed to score: never the model's identity, never other experts' scores."""
+
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    task = serializers.CharField()
+    functional_style = serializers.CharField(allow_null=True)
+    complexity = serializers.CharField(allow_blank=True)
+    instruction = serializers.CharField()
+    reference_answer = serializers.CharField(allow_blank=True)
+    answer = serializers.CharField()
+    criteria = CriterionOutput(many=True)
+
+
+# Explicit ranges: a value the database column cannot hold is a 400 naming the field.
+class ScoreInputSerializer(serializers.Serializer[Any]):
+    triple_id = serializers.IntegerField(min_value=1, max_value=BIGINT_MAX)
+    score = serializers.IntegerField(required=False, allow_null=True, min_value=-10, max_value=10)
+    is_na = serializers.BooleanField(required=False, default=False)
+    rationale = serializers.CharField(
+        required=False, allow_blank=True, max_length=RATIONALE_MAX_LENGTH
+    )
+    time_spent_ms = serializers.IntegerField(
+        required=False, default=0, min_value=0, max_value=TIME_SPENT_MAX_MS
+    )
+
+
+class SubmitInput(serializers.Serializer[Any]):
+    items = ScoreInputSerializer(many=True)
+    submission_key = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    time_spent_ms = serializers.IntegerField(
+        required=False, default=0, min_value=0, max_value=TIME_SPENT_MAX_MS
+    )
+
+
+class SubmitOutput(serializers.Serializer[Any]):
+    ok = serializers.BooleanField()
+    already_submitted = serializers.BooleanField()
+    critical_stop = serializers.BooleanField()
+    errors = serializers.DictField(  # type: ignore[assignment]
+        child=serializers.ListField(child=serializers.CharField())
+    )
+    form_errors = serializers.ListField(child=serializers.CharField())
+
+
+class ErrorOutput(serializers.Serializer[Any]):
+    detail = serializers.CharField()
+
+
+def _detail(assignment: Assignment) -> dict[str, Any]:
+    instruction = assignment.answer.instruction
+    criteria = []
+    for row in selectors.scoring_rows(assignment):
+        triple = row.estimate.triple
+        criteria.append(
+            {
+                "triple_id": triple.pk,
+                "key": triple.criterion.key,
+                "name": triple.criterion.name,
+                "description": triple.criterion.desc,
+                "group": triple.group,
+                "allows_na": triple.criterion.allows_na,
+                "levels": [
+                    {"value": v, "text": triple.rubric.level_text(v)} for v in triple.rubric.values
+                ],
+                "status": row.estimate.status,
+                "score": row.score,
+                "is_na": row.is_na,
+                "rationale": row.rationale,
+            }
+        )
+    return {
+        "id": assignment.pk,
+        "status": assignment.status,
+        "task": instruction.task.name,
+        "functional_style": instruction.style.name if instruction.style else None,
+        "complexity": instruction.complexity,
+        "instruction": instruction.text,
+        "reference_answer": instruction.reference_answer,
+        "answer": assignment.answer.text,
+        "criteria": criteria,
+    }
+
+
+class AssignmentViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Assignment]
+):
+    """The requesting expert's own assignments; anyone else's do not exist (404)."""
+
+    permission_classes = [IsExpert]
+    serializer_class = AssignmentListOutput
+    pagination_class = BoundedLimitOffset
+    # JSON only: a form encoding cannot say "no score" (null) for a nullable integer.
+    parser_classes = [JSONParser]
+
+    def get_queryset(self) -> QuerySet[Assignment]:
+        if getattr(self, "swagger_fake_view", False):  # schema generation: no user
+            return Assignment.objects.none()
+        expert = self.request.user.expert  # type: ignore[union-attr]
+        return (
+            selectors.expert_assignments(expert)
+            .select_related("answer__instruction__task", "answer__instruction__style", "panel")
+            .order_by("id")
+        )
+
+    @extend_schema(responses={200: AssignmentDetailOutput, 409: ErrorOutput})
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        assignment = self.get_object()
+        if services.assignment_paused(assignment):
+            # Paused in this panel: its answers are not opened until the supervisor resumes.
+            return Response(
+                {"detail": services.closed_reason(assignment)}, status=status.HTTP_409_CONFLICT
+            )
+        return Response(AssignmentDetailOutput(_detail(assignment)).data)
+
+    @extend_schema(
+        request=SubmitInput,
+        responses={
+            200: SubmitOutput,
+            400: OpenApiTypes.OBJECT,  # DRF's field errors: {field: [messages]}
+            409: ErrorOutput,
+            422: SubmitOutput,
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def submit(self, request: Request, pk: str | None = None) -> Response:
+        assignment = self.get_object()
+        payload = SubmitInput(data=request.data)
+        payload.is_valid(raise_exception=True)
+        items = [services.ScoreInput(**item) for item in payload.validated_data["items"]]
+        try:
+            result = services.assignment_submit(
+                assignment=assignment,
+                items=items,
+                user=request.user,
+                submission_key=payload.validated_data.get("submission_key", ""),
+                time_spent_ms=payload.validated_data.get("time_spent_ms", 0),
+            )
+        except services.ScoringClosed as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        body = {
+            "ok": result.ok,
+            "already_submitted": result.already_submitted,
+            "critical_stop": result.critical_stop,
+            "errors": {str(k): v for k, v in result.errors.items()},
+            "form_errors": result.form_errors,
+        }
+        code = status.HTTP_200_OK if result.ok else status.HTTP_422_UNPROCESSABLE_ENTITY
+        return Response(SubmitOutput(body).data, status=code)
+
+    @extend_schema(
+        request=ScoreInputSerializer,
+        responses={
+            200: ErrorOutput,
+            400: OpenApiTypes.OBJECT,
+            404: ErrorOutput,
+            409: ErrorOutput,
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def draft(self, request: Request, pk: str | None = None) -> Response:
+        assignment = self.get_object()
+        payload = ScoreInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        if not assignment.estimates.filter(triple_id=payload.validated_data["triple_id"]).exists():
+            return Response({"detail": "unknown triple"}, status=status.HTTP_404_NOT_FOUND)
+        try:
+            services.estimate_save_draft(
+                assignment=assignment, item=services.ScoreInput(**payload.validated_data)
+            )
+        except services.ScoringClosed as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except services.DraftRefused as exc:
+            # Refused as a submission would refuse it: the field named, DRF's error shape.
+            return Response({exc.field: [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({"detail": "saved"})

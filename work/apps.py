@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class WorkConfig(AppConfig):
+    name = "work"
+    verbose_name = _("Work")
+
+    def ready(self) -> None:
+        # Models and services load once the app registry is ready.
+        from work import (
+            checks,  # noqa: F401  (importing it registers the start-up check)
+            forms,
+            kinds,
+            services,
+            tasks,  # noqa: F401  (registers the build job kind with jobs.services)
+        )
+
+        kinds.register(kinds.TaskKind(key=kinds.POINTWISE, label="pointwise rubric"))
+        kinds.contribute(
+            kinds.POINTWISE,
+            "work",
+            parse_submission=forms.items_from_post,
+            item_errors=services.item_errors,
+        )

@@ -1,0 +1,93 @@
+"""The task-kind seam: what the core asks of one kind of expert work.
+
+The core handles "an item of work for an expert": routing to a panel, an overlap, a reservation,
+its submission, its gold version (exams, control items), an agreement measure, aggregation jobs
+and export rows. A kind of work (today only the pointwise rubric; pairwise comparison, span
+markup and instruction writing are coming, see docs/architecture.md) supplies what differs.
+
+The slots live in the layer that uses them, so no layer imports an upper one: work fills the
+submission slots in WorkConfig.ready(), quality the gold and agreement slots, dataset the
+aggregation and export slots, each with `contribute`. `missing_slots` (checked by
+work.checks at start-up) says what a registered kind still lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+
+POINTWISE = "pointwise"
+
+# Which app fills which slot: each app may fill only its own (the layers of import-linter).
+SLOTS_BY_APP: dict[str, tuple[str, ...]] = {
+    "work": ("parse_submission", "item_errors"),
+    "quality": ("gold_match", "agreement"),
+    "dataset": ("aggregate", "export_schema"),
+}
+
+
+@dataclass
+class TaskKind:
+    """One kind of expert work and the functions the core calls for it."""
+
+    key: str
+    label: str
+    # work: the POST of the scoring page as items (and field errors); why one item is refused.
+    parse_submission: Callable[..., Any] | None = None
+    item_errors: Callable[..., list[str]] | None = None
+    # quality: whether an expert's item equals the gold one; per-expert agreement of a panel.
+    gold_match: Callable[..., bool] | None = None
+    agreement: Callable[..., Any] | None = None
+    # dataset: the verdict of each unit from its estimates; the export's table schema.
+    aggregate: Callable[..., Any] | None = None
+    export_schema: Callable[..., Any] | None = None
+
+
+_kinds: dict[str, TaskKind] = {}
+
+
+def register(kind: TaskKind) -> TaskKind:
+    """Declare a kind (work does, for the kinds it can route and reserve)."""
+    if _kinds.setdefault(kind.key, kind) is not kind:
+        raise ImproperlyConfigured(f"task kind {kind.key!r} is registered twice")
+    return kind
+
+
+def get(key: str) -> TaskKind:
+    return _kinds[key]
+
+
+def registered() -> list[TaskKind]:
+    return list(_kinds.values())
+
+
+def contribute(key: str, app: str, **slots: Callable[..., Any]) -> None:
+    """Fill `app`'s slots of a registered kind (from that app's AppConfig.ready())."""
+    kind = _kinds.get(key)
+    if kind is None:
+        raise ImproperlyConfigured(f"{app} contributes to task kind {key!r}, never registered")
+    allowed = SLOTS_BY_APP.get(app, ())
+    for name, fn in slots.items():
+        if name not in allowed:
+            raise ImproperlyConfigured(f"{app} may not fill slot {name!r} of a task kind")
+        current = getattr(kind, name)
+        if current is not None and current is not fn:
+            raise ImproperlyConfigured(f"slot {name!r} of task kind {key!r} is filled twice")
+        setattr(kind, name, fn)
+
+
+def slot(key: str, name: str) -> Callable[..., Any]:
+    """The function a kind put in a slot; the core calls the kind's work through this."""
+    fn = getattr(get(key), name)
+    if fn is None:
+        raise ImproperlyConfigured(f"task kind {key!r} has no {name!r}")
+    return fn
+
+
+def missing_slots(kind: TaskKind) -> list[str]:
+    return [
+        f.name for f in fields(kind) if f.name not in ("key", "label") and not getattr(kind, f.name)
+    ]

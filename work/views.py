@@ -1,0 +1,261 @@
+"""Expert pages: the queue and the scoring page (server-rendered, htmx for drafts)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from material.markdown import pygments_css
+from panels.models import Expert
+from protocol.rationale import RationaleRule
+from work import hooks, selectors, services
+from work.forms import items_from_post, parse_id, time_total
+from work.models import Assignment, AssignmentStatus, Estimate
+
+
+def _expert_or_403(request: HttpRequest) -> Expert:
+    expert = getattr(request.user, "expert", None)
+    if expert is None:
+        raise PermissionDenied
+    return expert
+
+
+# What the scoring page shows or checks of an assignment and its answer: long JSON and text
+# columns it never shows (generation metadata, task descriptions) are not read.
+_PAGE_FIELDS = (
+    "id",
+    "status",
+    "kind",
+    "locked",
+    "drafts_backup",
+    "expert",
+    "kind",
+    "panel__number",
+    "answer__text",
+    "answer__instruction__text",
+    "answer__instruction__reference_answer",
+    "answer__instruction__complexity",
+    "answer__instruction__task__name_en",
+    "answer__instruction__task__name_ru",
+    "answer__instruction__style__name_en",
+    "answer__instruction__style__name_ru",
+)
+
+
+def _user_id(request: HttpRequest) -> int:
+    user_id = request.user.pk
+    assert user_id is not None, "the views below require a logged-in user"
+    return int(user_id)
+
+
+def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
+    """The requesting expert's assignment, or 404: another expert's work does not exist for them.
+
+    One query: the assignment is looked up through its expert's user, and the expert read with
+    it is cached on request.user (the page's navigation asks for it again). Whether the user is
+    an expert at all (403 otherwise) only needs asking when nothing was found.
+    """
+    try:
+        assignment = (
+            Assignment.objects.select_related(
+                "expert", "answer__instruction__task", "answer__instruction__style", "panel"
+            )
+            .only(*_PAGE_FIELDS)
+            .annotate(membership_paused=services.membership_paused())
+            .get(pk=pk, expert__user_id=_user_id(request))
+        )
+    except Assignment.DoesNotExist as exc:
+        _expert_or_403(request)
+        raise Http404 from exc
+    # Fills the reverse one-to-one cache (user.expert); nothing is written.
+    request.user.expert = assignment.expert  # type: ignore[union-attr]
+    return assignment
+
+
+def _own_triple_ids(request: HttpRequest, pk: int) -> list[int]:
+    """The criteria (triple ids) of the requesting expert's assignment; 403/404 as above.
+
+    One query for the submission, which locks and reads the assignment itself.
+    """
+    triple_ids = list(
+        Estimate.objects.filter(
+            assignment_id=pk, assignment__expert__user_id=_user_id(request)
+        ).values_list("triple_id", flat=True)
+    )
+    if not triple_ids:
+        _own_assignment(request, pk)  # 403 or 404, unless it exists without estimates
+    return triple_ids
+
+
+@login_required
+@require_GET
+def queue(request: HttpRequest) -> HttpResponse:
+    expert = _expert_or_403(request)
+    status = request.GET.get("status") or None
+    page = Paginator(selectors.queue_page(expert, status), 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "work/queue.html",
+        {
+            "counts": selectors.queue_counts(expert),
+            "page": page,
+            "status": status,
+            "statuses": AssignmentStatus.choices,
+            "paused_panels": selectors.paused_panels(expert),
+        },
+    )
+
+
+@login_required
+@require_GET
+def queue_next(request: HttpRequest) -> HttpResponse:
+    # A malformed "after" (not an id) is ignored: the queue simply starts from the beginning.
+    nxt = selectors.next_assignment_id(_user_id(request), parse_id(request.GET.get("after")))
+    if nxt is None:
+        _expert_or_403(request)
+        messages.info(request, _("No more answers in your queue. Thank you!"))
+        return redirect("queue")
+    return redirect("assignment", pk=nxt)
+
+
+def _position(assignment_id: int, kind: str) -> hooks.SequencePosition | None:
+    """The assignment's place in its sequence (an exam attempt: quality registers it)."""
+    find = hooks.position.get(kind)
+    return find(assignment_id) if find is not None else None
+
+
+def _next_url(assignment_id: int, exam: hooks.SequencePosition | None) -> str:
+    """Where "submit and open the next answer" goes: within an exam, only its own items.
+
+    The exam's continue page picks the next unanswered item of the same attempt, and after the
+    last one shows the candidate their result (console.views_exams.attempt_continue); regular
+    work goes through the queue, which never opens exam items.
+    """
+    if exam is not None:
+        return exam.continue_url(after=assignment_id)
+    return reverse("queue_next") + f"?after={assignment_id}"
+
+
+def _render_assignment(
+    request: HttpRequest,
+    assignment: Assignment,
+    *,
+    posted: Mapping[int, Any] | None = None,
+    errors: dict[int, list[str]] | None = None,
+    form_errors: list[str] | None = None,
+    closed_reason: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    instruction = assignment.answer.instruction
+    exam = _position(assignment.pk, assignment.kind)
+    context = {
+        "assignment": assignment,
+        "instruction": instruction,
+        "answer_text": assignment.answer.text,
+        "rows": selectors.scoring_page_rows(assignment, posted, errors),
+        "form_errors": form_errors or [],
+        "closed_reason": closed_reason,
+        "editable": assignment.status != AssignmentStatus.RELEASED and not assignment.locked,
+        "pygments_css": pygments_css(),
+        "next_url": _next_url(assignment.pk, exam),
+        "exam": exam,
+        # The page checks rationales with the server's rule and parameters (static/js).
+        "rationale_rule": RationaleRule.current().for_client(),
+    }
+    return render(request, "work/assignment.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
+    if request.method == "GET":
+        assignment = _own_assignment(request, pk)
+        if services.assignment_paused(assignment):
+            # Paused in this panel: its answers are not opened at all until resumed.
+            messages.error(request, _("Your work in this panel is paused by its supervisor."))
+            return redirect("queue")
+        closed = services.closed_reason(assignment)
+        if not closed and assignment.status == AssignmentStatus.ASSIGNED:
+            assignment = services.assignment_open(assignment=assignment)
+        return _render_assignment(request, assignment, closed_reason=closed)
+
+    triple_ids = _own_triple_ids(request, pk)
+    items, field_errors = items_from_post(request.POST, triple_ids)
+    posted = {item.triple_id: item for item in items}
+    total = time_total(request.POST)
+    if field_errors or total is None:
+        # Not a submission at all (hand-made or corrupted fields): shown again, nothing lost.
+        return _render_assignment(
+            request,
+            _own_assignment(request, pk),
+            posted=posted,
+            errors=field_errors,
+            form_errors=[] if total is not None else [_("time_total: not a duration.")],
+            status=400,
+        )
+    try:
+        result = services.assignment_submit(
+            # The service locks and reads the row by its key; the page's data is only read
+            # again below when the form has to be shown once more.
+            assignment=Assignment(pk=pk),
+            items=items,
+            user=request.user,
+            submission_key=request.POST.get("submission_key", ""),
+            time_spent_ms=total,
+        )
+    except services.ScoringClosed as exc:
+        return _render_assignment(
+            request, _own_assignment(request, pk), posted=posted, closed_reason=str(exc), status=409
+        )
+    if not result.ok:
+        return _render_assignment(
+            request,
+            _own_assignment(request, pk),
+            posted=posted,
+            errors=result.errors,
+            form_errors=result.form_errors,
+            status=422,
+        )
+    if result.critical_stop:
+        messages.info(request, _("Critical violation recorded: the other criteria were skipped."))
+    else:
+        messages.success(request, _("Scores saved."))
+    if request.POST.get("then") == "stay":
+        return redirect("assignment", pk=pk)
+    exam = _position(pk, result.kind)
+    return redirect(_next_url(pk, exam))
+
+
+@login_required
+@require_POST
+def assignment_draft(request: HttpRequest, pk: int) -> HttpResponse:
+    """htmx autosave of one criterion while the expert types."""
+    assignment = _own_assignment(request, pk)
+    triple_id = parse_id(request.POST.get("triple"))
+    if triple_id is None or not assignment.estimates.filter(triple_id=triple_id).exists():
+        raise Http404
+    items, field_errors = items_from_post(request.POST, [triple_id])
+    if field_errors:
+        return HttpResponse(
+            _("Not saved: %(why)s") % {"why": " ".join(field_errors[triple_id])}, status=422
+        )
+    try:
+        services.estimate_save_draft(assignment=assignment, item=items[0])
+    except services.ScoringClosed as exc:
+        return HttpResponse(str(exc), status=409)
+    except services.DraftRefused as exc:
+        return HttpResponse(
+            _("Not saved: %(field)s: %(why)s") % {"field": f"{exc.field}_{triple_id}", "why": exc},
+            status=422,
+        )
+    return HttpResponse(_("Draft saved"))
