@@ -25,7 +25,7 @@ GOOD = "Ответ полностью соответствует критери�
 # criterion or per navigation link fails the test. One of them reads the session: sessions live
 # in the database, so that a Redis restart cannot fail an expert's request.
 QUERIES_PAGE = 6
-# 10: the session read, and since a submission also checks for a critical violation the expert recorded on the same
+# 10: the session read, and a check for a critical violation the expert recorded on the same
 # answer for another panel (issue #11, item 12): one query, whatever the number of criteria.
 QUERIES_SUBMIT = 10
 
