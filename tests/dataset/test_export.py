@@ -513,13 +513,16 @@ def test_the_export_reads_the_estimates_once_and_aggregates_what_it_writes(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]  # no spill file left
 
 
-def test_the_single_pass_frame_is_the_aggregations_own_read(material: dict[str, Any]) -> None:
+def test_the_single_pass_frame_is_the_aggregations_own_read(
+    material: dict[str, Any], tmp_path: Path
+) -> None:
     from dataset.aggregation import read_estimate_frame, snapshot
     from dataset.export import EstimateSpill, read_estimates_once
 
     with snapshot():
         narrow = read_estimate_frame()
-        spill = EstimateSpill(Path(settings.PRIVATE_STORAGE_ROOT) / "test-frame.spill")
+        # A folder of its own: PRIVATE_STORAGE_ROOT exists only once another test made it.
+        spill = EstimateSpill(tmp_path / "test-frame.spill")
         try:
             Path(spill.path).parent.mkdir(parents=True, exist_ok=True)
             once = read_estimates_once(spill, chunk_rows=4)
