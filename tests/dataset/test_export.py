@@ -519,9 +519,10 @@ def test_the_single_pass_frame_is_the_aggregations_own_read(material: dict[str, 
 
     with snapshot():
         narrow = read_estimate_frame()
+        # The spill opens its file at once: its directory must exist (a fresh checkout has none).
+        Path(settings.PRIVATE_STORAGE_ROOT).mkdir(parents=True, exist_ok=True)
         spill = EstimateSpill(Path(settings.PRIVATE_STORAGE_ROOT) / "test-frame.spill")
         try:
-            Path(spill.path).parent.mkdir(parents=True, exist_ok=True)
             once = read_estimates_once(spill, chunk_rows=4)
             spilled = sum(batch.num_rows for batch in spill.batches())
         finally:
