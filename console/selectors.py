@@ -17,8 +17,9 @@ from django.utils import timezone
 
 from panels.models import Membership, Panel, SupervisorNotice
 from quality.models import ControlItem, ControlStanding
-from quality.selectors import Agreement, expert_agreement
+from quality.selectors import Agreement
 from taxonomy.models import GROUP_ORDER, CriterionGroup, Task
+from work import kinds
 from work.forms import parse_score
 from work.models import Assignment, Estimate, EstimateStatus, Triple
 from work.selectors import blind_answer_ids
@@ -260,6 +261,19 @@ def median_times(panel: Panel) -> dict[str, Any]:
     }
 
 
+def panel_agreement(
+    panel: Panel, expert_ids: list[int] | None = None
+) -> dict[int, dict[str, Agreement]]:
+    """Per expert and criterion group: agreement with co-raters (the task kind's measure).
+
+    Through the task-kind seam: every triple is pointwise today (the kind is implicit, see
+    docs/architecture.md), so the panel's agreement is that kind's.
+    """
+    measure = kinds.slot(kinds.POINTWISE, "agreement")
+    agreement: dict[int, dict[str, Agreement]] = measure(panel, expert_ids)
+    return agreement
+
+
 def expert_rows(
     panel: Panel,
     memberships: list[Membership],
@@ -289,7 +303,7 @@ def expert_rows(
         s.expert_id: s for s in ControlStanding.objects.filter(panel=panel, expert_id__in=ids)
     }
     if agreement is None:
-        agreement = expert_agreement(panel, ids)
+        agreement = panel_agreement(panel, ids)
     rows = []
     for m in memberships:
         c = counts.get(m.expert_id, {})

@@ -43,6 +43,7 @@ from panels.models import Panel
 from protocol.rationale import SCRIPT_RANGES, RationaleRule
 from taxonomy.models import Criterion, CriterionGroup, Rubric, Task, best_of
 from taxonomy.services import task_tops
+from work import kinds
 from work.models import Estimate, EstimateStatus, Triple
 
 # Why a triple is out of the dataset (TripleAggregate.excluded_reason).
@@ -617,7 +618,9 @@ def dataset_compute(
 
 def dataset_compute_from(estimates: pd.DataFrame, rules: AggregationSettings) -> DatasetComputation:
     """`dataset_compute` on an estimates frame already read (see `EstimateFrameBuilder`)."""
-    result = aggregate_estimates(estimates, rules)
+    # Through the task-kind seam: every triple is pointwise today (the kind is implicit, see
+    # docs/architecture.md), so the whole frame goes to that kind's verdict function.
+    result: AggregationResult = kinds.slot(kinds.POINTWISE, "aggregate")(estimates, rules)
     triples = label_dimensions(result.triples)
     included = triples[triples["excluded_reason"] == ""]
     mask = estimates["estimate_id"].isin(result.kept_estimate_ids).to_numpy()

@@ -54,13 +54,13 @@ from dataset.export_schema import (
     WIRE_SCHEMA,
     judge_columns,
     judge_names_in_snapshot,
-    triple_schema,
 )
 from lib.arrow import stream_query
 from lib.xlsx import EXCEL_MAX_CHARS, EXCEL_MAX_ROWS, TRUNCATION_MARKER, XlsxWriter
 from material.models import Answer, Instruction, LanguageModel
 from panels.models import Expert, Panel
 from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
+from work import kinds
 from work.models import Assignment, Estimate, EstimateStatus, Triple
 
 FORMATS = ("parquet", "xlsx")
@@ -480,7 +480,7 @@ def triple_batches(
         )
         mean = part["mean"].to_numpy(dtype=float)
         mode = part["mode"].to_numpy(dtype=float)
-        schema = triple_schema(judge_names or [])
+        schema = _triple_schema(judge_names or [])
         judge_arrays: list[pa.Array] = []
         if judge_names:
             # One query per chunk: the judges' latest estimate of each triple, per config.
@@ -654,7 +654,7 @@ def dataset_write(
             try:
                 sink.write_table(
                     "triples",
-                    triple_schema(judge_names),
+                    _triple_schema(judge_names),
                     triple_batches(
                         computed, lookups, chunk_rows=options.chunk_rows, judge_names=judge_names
                     ),
@@ -679,6 +679,13 @@ def dataset_write(
     if isinstance(sink, XlsxWriter):
         report["sheets"] = sink.sheets
     return report
+
+
+def _triple_schema(judge_names: list[str]) -> pa.Schema:
+    # Through the task-kind seam: every triple is pointwise today (the kind is implicit, see
+    # docs/architecture.md), so the one `triples` table has that kind's schema.
+    schema: pa.Schema = kinds.slot(kinds.POINTWISE, "export_schema")(judge_names)
+    return schema
 
 
 def _spill_path(target: Path) -> Path:
