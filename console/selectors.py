@@ -15,13 +15,28 @@ from django.db import connection
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from dataset.models import TripleAggregate
+from material.models import Answer, Instruction
 from panels.models import Membership, Panel, SupervisorNotice
 from quality.models import ControlItem, ControlStanding
-from quality.selectors import Agreement, expert_agreement
-from taxonomy.models import GROUP_ORDER, CriterionGroup, Task
+from quality.selectors import Agreement
+from taxonomy.models import GROUP_ORDER, Criterion, CriterionGroup, Task
+from work import kinds
 from work.forms import parse_score
-from work.models import Assignment, Estimate, EstimateStatus, Triple
+from work.models import Assignment, Estimate, EstimateStatus, ReservedAnswer, Triple
 from work.selectors import blind_answer_ids
+
+# The raw SQL below names tables by their models, so renaming one (Meta.db_table) cannot leave
+# a query pointing at a table that is gone.
+_ANSWER = Answer._meta.db_table
+_ASSIGNMENT = Assignment._meta.db_table
+_AGGREGATE = TripleAggregate._meta.db_table
+_CONTROL_ITEM = ControlItem._meta.db_table
+_CRITERION = Criterion._meta.db_table
+_ESTIMATE = Estimate._meta.db_table
+_INSTRUCTION = Instruction._meta.db_table
+_RESERVED = ReservedAnswer._meta.db_table
+_TRIPLE = Triple._meta.db_table
 
 
 def panel_progress(panels: QuerySet[Panel]) -> list[dict[str, Any]]:
@@ -75,17 +90,17 @@ def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
 
 # One estimate row per counted vote; the NOT EXISTS leave exam and control copies out, and the
 # panel's own gold answers (no more work of the panel on them: they would never be done).
-_DONE_PER_TRIPLE = """
+_DONE_PER_TRIPLE = f"""
     SELECT t.id, t."group", t.required_overlap, t.answer_id,
            COUNT(e.id) FILTER (WHERE e.status IN ('submitted', 'skipped')) AS done
-    FROM work_triple t
-    LEFT JOIN work_estimate e ON e.triple_id = t.id
+    FROM {_TRIPLE} t
+    LEFT JOIN {_ESTIMATE} e ON e.triple_id = t.id
     WHERE t.panel_id = %s
-      AND NOT EXISTS (SELECT 1 FROM work_reservedanswer r WHERE r.answer_id = t.answer_id)
-      AND NOT EXISTS (SELECT 1 FROM quality_controlitem c WHERE c.answer_id = t.answer_id
+      AND NOT EXISTS (SELECT 1 FROM {_RESERVED} r WHERE r.answer_id = t.answer_id)
+      AND NOT EXISTS (SELECT 1 FROM {_CONTROL_ITEM} c WHERE c.answer_id = t.answer_id
                       AND c.panel_id = t.panel_id AND c.is_active)
     GROUP BY t.id
-"""
+"""  # noqa: S608
 
 
 @dataclass
@@ -137,8 +152,8 @@ def progress_by_task(panel: Panel, limit: int = 200) -> list[ProgressRow]:
     rows = _fetch(
         f"""SELECT i.task_id, COUNT(*), COUNT(*) FILTER (WHERE x.done >= x.required_overlap)
             FROM ({_DONE_PER_TRIPLE}) x
-            JOIN material_answer a ON a.id = x.answer_id
-            JOIN material_instruction i ON i.id = a.instruction_id
+            JOIN {_ANSWER} a ON a.id = x.answer_id
+            JOIN {_INSTRUCTION} i ON i.id = a.instruction_id
             GROUP BY i.task_id ORDER BY COUNT(*) DESC LIMIT %s""",  # noqa: S608
         [panel.pk, limit],
     )
@@ -154,12 +169,12 @@ def throughput_per_day(panel: Panel, days: int = 30) -> list[tuple[date, int]]:
     """Estimates submitted per day over the last `days` days (zeros included)."""
     since = timezone.now() - timedelta(days=days)
     rows = _fetch(
-        """SELECT DATE(e.submitted_at) AS d, COUNT(*)
-           FROM work_estimate e JOIN work_triple t ON t.id = e.triple_id
+        f"""SELECT DATE(e.submitted_at) AS d, COUNT(*)
+           FROM {_ESTIMATE} e JOIN {_TRIPLE} t ON t.id = e.triple_id
            WHERE t.panel_id = %s AND e.status IN ('submitted', 'skipped')
              AND e.submitted_at >= %s
-             AND NOT EXISTS (SELECT 1 FROM work_reservedanswer r WHERE r.answer_id = t.answer_id)
-           GROUP BY d ORDER BY d""",
+             AND NOT EXISTS (SELECT 1 FROM {_RESERVED} r WHERE r.answer_id = t.answer_id)
+           GROUP BY d ORDER BY d""",  # noqa: S608
         [panel.pk, since],
     )
     # PostgreSQL returns dates, SQLite (the demo) ISO strings.
@@ -179,12 +194,12 @@ def progress_over_time(
     if not series:
         return []
     before = _fetch(
-        """SELECT COUNT(*) FROM work_estimate e
-           JOIN work_triple t ON t.id = e.triple_id
+        f"""SELECT COUNT(*) FROM {_ESTIMATE} e
+           JOIN {_TRIPLE} t ON t.id = e.triple_id
            WHERE t.panel_id = %s AND e.status IN ('submitted', 'skipped')
              AND e.submitted_at < %s
-             AND NOT EXISTS (SELECT 1 FROM work_reservedanswer r WHERE r.answer_id = t.answer_id)
-        """,
+             AND NOT EXISTS (SELECT 1 FROM {_RESERVED} r WHERE r.answer_id = t.answer_id)
+        """,  # noqa: S608
         [panel.pk, timezone.now() - timedelta(days=days)],
     )[0][0]
     total = int(before)
@@ -234,20 +249,20 @@ def median_times(panel: Panel) -> dict[str, Any]:
     if connection.vendor != "postgresql":
         return _median_times_portable(panel)
     per_answer = _fetch(
-        """SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY time_spent_ms), COUNT(*)
-           FROM work_assignment
-           WHERE panel_id = %s AND kind = 'work' AND status = 'submitted'""",
+        f"""SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY time_spent_ms), COUNT(*)
+           FROM {_ASSIGNMENT}
+           WHERE panel_id = %s AND kind = 'work' AND status = 'submitted'""",  # noqa: S608
         [panel.pk],
     )[0]
     per_criterion = _fetch(
-        """SELECT c.key, c.name_en, c.name_ru,
+        f"""SELECT c.key, c.name_en, c.name_ru,
                   percentile_cont(0.5) WITHIN GROUP (ORDER BY e.time_spent_ms), COUNT(*)
-           FROM work_estimate e
-           JOIN work_triple t ON t.id = e.triple_id
-           JOIN taxonomy_criterion c ON c.id = t.criterion_id
+           FROM {_ESTIMATE} e
+           JOIN {_TRIPLE} t ON t.id = e.triple_id
+           JOIN {_CRITERION} c ON c.id = t.criterion_id
            WHERE t.panel_id = %s AND e.status = 'submitted'
-             AND NOT EXISTS (SELECT 1 FROM work_reservedanswer r WHERE r.answer_id = t.answer_id)
-           GROUP BY c.id ORDER BY c.key""",
+             AND NOT EXISTS (SELECT 1 FROM {_RESERVED} r WHERE r.answer_id = t.answer_id)
+           GROUP BY c.id ORDER BY c.key""",  # noqa: S608
         [panel.pk],
     )
     return {
@@ -258,6 +273,19 @@ def median_times(panel: Panel) -> dict[str, Any]:
             for k, en, ru, m, n in per_criterion
         ],
     }
+
+
+def panel_agreement(
+    panel: Panel, expert_ids: list[int] | None = None
+) -> dict[int, dict[str, Agreement]]:
+    """Per expert and criterion group: agreement with co-raters (the task kind's measure).
+
+    Through the task-kind seam: every triple is pointwise today (the kind is implicit, see
+    docs/architecture.md), so the panel's agreement is that kind's.
+    """
+    measure = kinds.slot(kinds.POINTWISE, "agreement")
+    agreement: dict[int, dict[str, Agreement]] = measure(panel, expert_ids)
+    return agreement
 
 
 def expert_rows(
@@ -289,7 +317,7 @@ def expert_rows(
         s.expert_id: s for s in ControlStanding.objects.filter(panel=panel, expert_id__in=ids)
     }
     if agreement is None:
-        agreement = expert_agreement(panel, ids)
+        agreement = panel_agreement(panel, ids)
     rows = []
     for m in memberships:
         c = counts.get(m.expert_id, {})
@@ -376,14 +404,14 @@ def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) ->
 def score_distribution(panel: Panel, limit: int = 24) -> list[dict[str, Any]]:
     """Counts of each score (and NA) per criterion, for small-multiple bar charts."""
     rows = _fetch(
-        """SELECT c.key, c.name_en, c.name_ru,
+        f"""SELECT c.key, c.name_en, c.name_ru,
                   CASE WHEN e.is_na THEN 'NA' ELSE CAST(e.score AS TEXT) END, COUNT(*)
-           FROM work_estimate e
-           JOIN work_triple t ON t.id = e.triple_id
-           JOIN taxonomy_criterion c ON c.id = t.criterion_id
+           FROM {_ESTIMATE} e
+           JOIN {_TRIPLE} t ON t.id = e.triple_id
+           JOIN {_CRITERION} c ON c.id = t.criterion_id
            WHERE t.panel_id = %s AND e.status = 'submitted'
-             AND NOT EXISTS (SELECT 1 FROM work_reservedanswer r WHERE r.answer_id = t.answer_id)
-           GROUP BY 1, 2, 3, 4 ORDER BY 1""",
+             AND NOT EXISTS (SELECT 1 FROM {_RESERVED} r WHERE r.answer_id = t.answer_id)
+           GROUP BY 1, 2, 3, 4 ORDER BY 1""",  # noqa: S608
         [panel.pk],
     )
     out: dict[str, dict[str, Any]] = {}
@@ -398,10 +426,10 @@ def confidence_histogram(panel: Panel, bins: int = 10) -> list[int]:
     """How confident the aggregated verdicts are: counts per confidence bin in [0, 1]."""
     rows = _fetch(
         # Confidences take few distinct values (shares of a handful of votes): bin in Python.
-        """SELECT a.confidence, COUNT(*)
-           FROM dataset_tripleaggregate a JOIN work_triple t ON t.id = a.triple_id
+        f"""SELECT a.confidence, COUNT(*)
+           FROM {_AGGREGATE} a JOIN {_TRIPLE} t ON t.id = a.triple_id
            WHERE t.panel_id = %s AND a.confidence IS NOT NULL
-           GROUP BY 1""",
+           GROUP BY 1""",  # noqa: S608
         [panel.pk],
     )
     counts = [0] * bins

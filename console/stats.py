@@ -20,6 +20,7 @@ from console.selectors import (
     ProgressRow,
     confidence_histogram,
     median_times,
+    panel_agreement,
     progress_by_group,
     progress_by_task,
     progress_over_time,
@@ -27,7 +28,7 @@ from console.selectors import (
     throughput_per_day,
 )
 from panels.models import Panel
-from quality.selectors import Agreement, expert_agreement
+from quality.selectors import Agreement
 from taxonomy.models import CriterionGroup
 
 STATS_MAX_AGE = timedelta(minutes=5)
@@ -35,7 +36,7 @@ STATS_MAX_AGE = timedelta(minutes=5)
 
 def panel_stats_compute(panel: Panel) -> dict[str, Any]:
     """Every heavy aggregate of the console in JSON form (stored in PanelStats)."""
-    agreement = expert_agreement(panel)
+    agreement = panel_agreement(panel)
     throughput = throughput_per_day(panel, 30)
     return {
         "progress": [

@@ -10,7 +10,7 @@ class DatasetConfig(AppConfig):
 
     def ready(self) -> None:
         # The pointwise kind's verdict and export table (work.kinds: the task-kind seam).
-        from dataset import aggregation, export
+        from dataset import aggregation, export_schema
         from dataset import tasks as _tasks  # noqa: F401  (registers the aggregation and export jobs)
         from work import kinds
 
@@ -18,5 +18,5 @@ class DatasetConfig(AppConfig):
             kinds.POINTWISE,
             "dataset",
             aggregate=aggregation.aggregate_estimates,
-            export_schema=export.triple_schema,
+            export_schema=export_schema.triple_schema,
         )

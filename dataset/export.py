@@ -32,10 +32,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-from dataset import columns
 from dataset.aggregation import (
     AggregationSettings,
     DatasetComputation,
@@ -46,11 +44,23 @@ from dataset.aggregation import (
     release_memory,
     snapshot,
 )
+from dataset.export_schema import (
+    ESTIMATE_COLUMNS,
+    ESTIMATE_SCHEMA,
+    QUERY_SCHEMA,
+    TEXT_DICT,
+    TIMESTAMP_UTC,
+    TRIPLE_COLUMNS,
+    WIRE_SCHEMA,
+    judge_columns,
+    judge_names_in_snapshot,
+)
 from lib.arrow import stream_query
 from lib.xlsx import EXCEL_MAX_CHARS, EXCEL_MAX_ROWS, TRUNCATION_MARKER, XlsxWriter
 from material.models import Answer, Instruction, LanguageModel
 from panels.models import Expert, Panel
 from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
+from work import kinds
 from work.models import Assignment, Estimate, EstimateStatus, Triple
 
 FORMATS = ("parquet", "xlsx")
@@ -68,196 +78,6 @@ class ExportOptions:
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
             raise ValueError(f"unknown format {self.fmt!r}")
-
-
-# --------------------------------------------------------------------------------------------
-# Columns of the two tables (also written to the README sheet).
-# --------------------------------------------------------------------------------------------
-
-ESTIMATE_COLUMNS: list[tuple[str, str]] = [
-    ("estimate_id", "Estimate id (database)"),
-    ("triple_id", "Triple id: joins with the triples table"),
-    ("instruction_id", "Instruction external id (or database id)"),
-    ("answer_id", "Answer external id (or database id)"),
-    ("model", "Model that wrote the answer (name and version)"),
-    ("task_path", "Task path in the POLLUX taxonomy (group / task / subtasks)"),
-    ("complexity", "Instruction complexity: easy, medium, hard"),
-    ("functional_style", "Functional style of the instruction"),
-    ("criterion_key", "Criterion id in the POLLUX catalogue"),
-    ("criterion_name", "Criterion name (Russian)"),
-    ("criterion_group", "Criterion group: critical, general, subjective, domain, task"),
-    ("scale", "Scale values of the rubric the score was given under"),
-    ("rubric_version", "Version of that rubric"),
-    ("expert", "Pseudonymous expert id"),
-    ("panel", "Panel the expert scored for"),
-    ("score", "Score (empty when NA)"),
-    ("is_na", "The expert marked the criterion as not applicable"),
-    ("rationale", "The expert's rationale"),
-    ("submitted_at", "First submission time (UTC)"),
-    ("updated_at", "Last change (UTC)"),
-    ("time_spent_ms", "Time spent on the estimate, milliseconds"),
-]
-
-TRIPLE_COLUMNS: list[tuple[str, str]] = [
-    ("triple_id", "Triple id (database)"),
-    ("instruction_id", "Instruction external id (or database id)"),
-    ("answer_id", "Answer external id (or database id)"),
-    ("instruction", "POLLUX: the instruction text"),
-    ("reference_answer", "POLLUX: the reference answer, if any"),
-    ("answer", "POLLUX: the answer text"),
-    ("model_id", "POLLUX: the model that wrote the answer"),
-    ("task_type", "POLLUX: top-level task"),
-    ("task_subtype", "POLLUX: first-level subtask"),
-    ("task_subsubtype", "POLLUX: second-level subtask"),
-    ("task_path", "Task path in the POLLUX taxonomy"),
-    ("difficulty", "POLLUX: instruction complexity"),
-    ("domain", "POLLUX: functional style"),
-    ("criteria_name", "POLLUX: criterion name (Russian)"),
-    ("criterion_key", "Criterion id in the POLLUX catalogue"),
-    ("criterion_group", "Criterion group"),
-    ("rubrics", "POLLUX: the rubric, one level per line"),
-    ("scale", "Scale values"),
-    ("panel", "Panel the triple is routed to"),
-    ("criteria_score", "POLLUX: mean expert score (NA excluded; all-NA triples are left out)"),
-    ("mean", "Mean score (same as criteria_score)"),
-    ("mode", "Most frequent score; empty when tied"),
-    ("confidence", "Verdict confidence: share of the most frequent score among non-NA scores"),
-    ("n_estimates", "Number of estimates kept (NA included)"),
-    ("n_scores", "Number of non-NA scores"),
-    ("all_na", "Every estimate is NA (always false: such triples leave the dataset)"),
-]
-
-_DICT = pa.dictionary(pa.int32(), pa.string())
-_TS = pa.timestamp("us", tz="UTC")
-
-ESTIMATE_SCHEMA = pa.schema(
-    [
-        ("estimate_id", pa.int64()),
-        ("triple_id", pa.int64()),
-        ("instruction_id", _DICT),
-        ("answer_id", _DICT),
-        ("model", _DICT),
-        ("task_path", _DICT),
-        ("complexity", _DICT),
-        ("functional_style", _DICT),
-        ("criterion_key", _DICT),
-        ("criterion_name", _DICT),
-        ("criterion_group", _DICT),
-        ("scale", _DICT),
-        ("rubric_version", pa.int32()),
-        ("expert", _DICT),
-        ("panel", _DICT),
-        ("score", pa.int16()),
-        ("is_na", pa.bool_()),
-        ("rationale", pa.string()),
-        ("submitted_at", _TS),
-        ("updated_at", _TS),
-        ("time_spent_ms", pa.int64()),
-    ]
-)
-
-TRIPLE_SCHEMA = pa.schema(
-    [
-        ("triple_id", pa.int64()),
-        ("instruction_id", _DICT),
-        ("answer_id", _DICT),
-        ("instruction", _DICT),
-        ("reference_answer", _DICT),
-        ("answer", _DICT),
-        ("model_id", _DICT),
-        ("task_type", _DICT),
-        ("task_subtype", _DICT),
-        ("task_subsubtype", _DICT),
-        ("task_path", _DICT),
-        ("difficulty", _DICT),
-        ("domain", _DICT),
-        ("criteria_name", _DICT),
-        ("criterion_key", _DICT),
-        ("criterion_group", _DICT),
-        ("rubrics", _DICT),
-        ("scale", _DICT),
-        ("panel", _DICT),
-        ("criteria_score", pa.float64()),
-        ("mean", pa.float64()),
-        ("mode", pa.int16()),
-        ("confidence", pa.float64()),
-        ("n_estimates", pa.int32()),
-        ("n_scores", pa.int32()),
-        ("all_na", pa.bool_()),
-    ]
-)
-
-# Judge columns follow the base columns of `triples`: judge__<config>__<suffix>.
-JUDGE_TYPES = {
-    "score": pa.float64(),
-    "parse_ok": pa.bool_(),
-    "error": pa.string(),
-    "feedback": pa.string(),
-    "config_version": pa.int32(),
-    "run": pa.int64(),
-}
-
-
-def judge_names_in_snapshot() -> list[str]:
-    """Judge configurations with estimates (none when the judging app is not installed)."""
-    judges = columns.provider("judge")
-    return judges.names() if judges is not None else []
-
-
-def _judge_columns() -> columns.ColumnProvider:
-    """Judging's registered columns; asked only with judge names, which come from it."""
-    judges = columns.provider("judge")
-    if judges is None:
-        raise ImproperlyConfigured("judge columns asked for, but no provider is registered")
-    return judges
-
-
-def triple_schema(judge_names: list[str]) -> pa.Schema:
-    if not judge_names:
-        return TRIPLE_SCHEMA
-    extra = [
-        pa.field(col, JUDGE_TYPES[col.rsplit("__", 1)[1]])
-        for col in _judge_columns().column_names(judge_names)
-    ]
-    return pa.schema([*TRIPLE_SCHEMA, *extra])
-
-
-# The columns of the estimates table as they come off the wire: ids only, texts are joined in
-# memory by id. These are what the single pass parks on disk (`EstimateSpill`).
-_WIRE_SCHEMA = pa.schema(
-    [
-        ("estimate_id", pa.int64()),
-        ("triple_id", pa.int64()),
-        ("instruction_id", pa.int64()),
-        ("answer_id", pa.int64()),
-        ("model_id", pa.int64()),
-        ("task_id", pa.int64()),
-        ("complexity", pa.string()),
-        ("style_id", pa.int64()),
-        ("criterion_id", pa.int64()),
-        ("group", pa.string()),
-        ("rubric_id", pa.int64()),
-        ("expert_id", pa.int64()),
-        ("panel_id", pa.int64()),
-        ("score", pa.int16()),
-        ("is_na", pa.bool_()),
-        ("rationale", pa.string()),
-        ("submitted_us", pa.int64()),
-        ("updated_us", pa.int64()),
-        ("time_spent_ms", pa.int64()),
-    ]
-)
-# The query's extra columns, for the aggregation only (`EstimateFrameBuilder`): the triple's own
-# rubric and panel (the wire's rubric_id is the estimate's rubric, falling back to the triple's;
-# its panel_id is the assignment's) and the database's rule-1 proof.
-_QUERY_SCHEMA = pa.schema(
-    [
-        *_WIRE_SCHEMA,
-        ("triple_rubric_id", pa.int64()),
-        ("triple_panel_id", pa.int64()),
-        ("rationale_sure", pa.bool_()),
-    ]
-)
 
 
 def _epoch_us(column: str) -> str:
@@ -304,7 +124,7 @@ class EstimateSpill:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: Any = pa.OSFile(str(path), "wb")
-        self._writer: Any = pa.ipc.new_stream(self._file, _WIRE_SCHEMA)
+        self._writer: Any = pa.ipc.new_stream(self._file, WIRE_SCHEMA)
 
     def write(self, batch: pa.RecordBatch) -> None:
         self._writer.write_batch(batch)
@@ -333,7 +153,7 @@ def read_estimates_once(
     estimates table's columns go to `spill`."""
     builder = EstimateFrameBuilder()
     sql = _estimates_sql(builder.sure_sql("e.rationale"))
-    for batch in stream_query(sql, _QUERY_SCHEMA, chunk_rows=chunk_rows):
+    for batch in stream_query(sql, QUERY_SCHEMA, chunk_rows=chunk_rows):
         builder.add(
             {
                 "estimate_id": batch.column("estimate_id"),
@@ -354,7 +174,7 @@ def read_estimates_once(
                 "estimate_rubric_id": batch.column("rubric_id"),
             }
         )
-        spill.write(batch.select(_WIRE_SCHEMA.names))
+        spill.write(batch.select(WIRE_SCHEMA.names))
         if progress:
             progress(builder.rows, 0, "read")
     spill.finish()
@@ -427,7 +247,7 @@ class IdMap:
 
 
 def _text_dict(values: list[str | None]) -> pa.DictionaryArray:
-    return pc.dictionary_encode(pa.array(values, pa.string())).cast(_DICT)
+    return pc.dictionary_encode(pa.array(values, pa.string())).cast(TEXT_DICT)
 
 
 @dataclass
@@ -517,7 +337,7 @@ def estimate_batches(
 ) -> Iterator[pa.RecordBatch]:
     """The estimates table, chunk by chunk, keeping only the estimates in the dataset.
 
-    `wires`: batches of `_WIRE_SCHEMA` (as parked by `read_estimates_once`). The batches are
+    `wires`: batches of `WIRE_SCHEMA` (as parked by `read_estimates_once`). The batches are
     built by a worker thread one ahead of the caller, so that building the next one (Arrow and
     NumPy kernels, mostly without the GIL) overlaps the caller's compression of this one.
     `on_chunk` is called in the caller's thread (it may use the caller's database connection).
@@ -554,11 +374,11 @@ def _estimate_batches(
                     lookups.answer_ext.dictionary(_ids(w.column("answer_id"))),
                     lookups.model.dictionary(_ids(w.column("model_id"))),
                     lookups.task_path.dictionary(_ids(w.column("task_id"))),
-                    pc.dictionary_encode(w.column("complexity")).cast(_DICT),
+                    pc.dictionary_encode(w.column("complexity")).cast(TEXT_DICT),
                     lookups.style.dictionary(_ids(w.column("style_id"))),
                     lookups.criterion_key.dictionary(_ids(w.column("criterion_id"))),
                     lookups.criterion_name.dictionary(_ids(w.column("criterion_id"))),
-                    pc.dictionary_encode(w.column("group")).cast(_DICT),
+                    pc.dictionary_encode(w.column("group")).cast(TEXT_DICT),
                     lookups.rubric_scale.dictionary(rubric),
                     pa.array([lookups.rubric_version.get(r) for r in rubric.tolist()], pa.int32()),
                     lookups.expert.dictionary(_ids(w.column("expert_id"))),
@@ -566,8 +386,8 @@ def _estimate_batches(
                     pc.if_else(is_na, pa.scalar(None, pa.int16()), score),
                     is_na,
                     pc.fill_null(w.column("rationale"), ""),
-                    pc.cast(w.column("submitted_us"), _TS),
-                    pc.cast(w.column("updated_us"), _TS),
+                    pc.cast(w.column("submitted_us"), TIMESTAMP_UTC),
+                    pc.cast(w.column("updated_us"), TIMESTAMP_UTC),
                     w.column("time_spent_ms"),
                 ],
                 schema=ESTIMATE_SCHEMA,
@@ -660,11 +480,11 @@ def triple_batches(
         )
         mean = part["mean"].to_numpy(dtype=float)
         mode = part["mode"].to_numpy(dtype=float)
-        schema = triple_schema(judge_names or [])
+        schema = _triple_schema(judge_names or [])
         judge_arrays: list[pa.Array] = []
         if judge_names:
             # One query per chunk: the judges' latest estimate of each triple, per config.
-            values = _judge_columns().aligned(part["triple_id"].tolist(), judge_names)
+            values = judge_columns().aligned(part["triple_id"].tolist(), judge_names)
             judge_arrays = [
                 pa.array(values[field.name], type=field.type)
                 for field in schema
@@ -834,7 +654,7 @@ def dataset_write(
             try:
                 sink.write_table(
                     "triples",
-                    triple_schema(judge_names),
+                    _triple_schema(judge_names),
                     triple_batches(
                         computed, lookups, chunk_rows=options.chunk_rows, judge_names=judge_names
                     ),
@@ -859,6 +679,13 @@ def dataset_write(
     if isinstance(sink, XlsxWriter):
         report["sheets"] = sink.sheets
     return report
+
+
+def _triple_schema(judge_names: list[str]) -> pa.Schema:
+    # Through the task-kind seam: every triple is pointwise today (the kind is implicit, see
+    # docs/architecture.md), so the one `triples` table has that kind's schema.
+    schema: pa.Schema = kinds.slot(kinds.POINTWISE, "export_schema")(judge_names)
+    return schema
 
 
 def _spill_path(target: Path) -> Path:

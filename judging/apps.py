@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.db.models.signals import post_delete
 from django.utils.translation import gettext_lazy as _
 
 
@@ -13,6 +14,11 @@ class JudgingConfig(AppConfig):
         # The task module registers its job kinds with jobs.services (enqueue, the sweeper)
         # in every process, the web one included.
         import judging.tasks  # noqa: F401
+        from judging.models import JudgeBatch
+        from judging.signals import batch_deleted
+
+        # A deleted run (or batch) takes its judge_batch jobs with it.
+        post_delete.connect(batch_deleted, sender=JudgeBatch, dispatch_uid="judging.batch_job")
 
         # The export (dataset, below judging) carries judge columns through this registry.
         from dataset import columns

@@ -7,7 +7,6 @@ instruction text + task, answer instruction + model + text hash) and creates not
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,7 @@ from django.db.models.functions import MD5
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from lib.pgcopy import copy_model_rows
 from material.import_common import (
     ADVISORY_LOCK_KEY,
     BATCH_SIZE,
@@ -136,29 +136,29 @@ def _copy_answers(
     model_pk: dict[tuple[str, str], int],
 ) -> None:
     """COPY the answers in: their texts are most of the bytes of an import, and an INSERT
-    makes the driver quote every one of them in Python; answer pks are not needed back."""
-    meta = Answer._meta
-    names = ["external_id", "instruction", "model", "text", "text_hash", "generation_meta"]
-    by_name = {f.name: str(f.column) for f in meta.concrete_fields}
-    columns = [by_name[name] for name in names] + [by_name["created_at"]]
-    now = timezone.now()
-    sql = "COPY {} ({}) FROM STDIN".format(
-        connection.ops.quote_name(meta.db_table),
-        ", ".join(connection.ops.quote_name(c) for c in columns),
-    )
-    with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
-        for a in chunk:
-            copy.write_row(
-                (
-                    a.external_id,
-                    ipk[a.instruction_key],
-                    model_pk[a.model_key],
-                    a.text,
-                    a.text_hash,
-                    json.dumps(a.generation_meta, ensure_ascii=False),
-                    now,
-                )
-            )
+    makes the driver quote every one of them in Python; answer pks are not needed back.
+
+    The columns come from Answer's `_meta` (lib.pgcopy), so a new field gets its default or
+    fails the first import in a test. psycopg's row encoding ("rows"), not the numpy layout:
+    answer texts differ widely in length (numpy pads each to the longest), external ids may be
+    NULL and generation_meta is a JSON value per row, none of which the numpy layout carries.
+    """
+    with connection.cursor() as cursor:
+        copy_model_rows(
+            cursor.cursor,
+            Answer,
+            len(chunk),
+            {
+                "external_id": [a.external_id for a in chunk],
+                "instruction_id": [ipk[a.instruction_key] for a in chunk],
+                "model_id": [model_pk[a.model_key] for a in chunk],
+                "text": [a.text for a in chunk],
+                "text_hash": [a.text_hash for a in chunk],
+                "generation_meta": [a.generation_meta for a in chunk],
+            },
+            now=timezone.now(),
+            method="rows",
+        )
 
 
 def _existing_models(

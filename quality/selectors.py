@@ -12,18 +12,18 @@ from django.urls import reverse
 from panels.models import Expert, Membership, Panel
 from quality.exams import exam_refusal
 from quality.models import Exam, ExamAttempt, ExamAttemptItem
-from work.models import Assignment, AssignmentStatus
+from work.models import Assignment, AssignmentStatus, Estimate, Triple
 
 _AGREEMENT_SQL = """
 WITH e AS (
     SELECT es.id, es.triple_id, es.expert_id, t."group" AS grp, es.is_na,
            CASE WHEN es.is_na THEN NULL ELSE es.score END AS score
-    FROM work_estimate es JOIN work_triple t ON t.id = es.triple_id
+    FROM {estimate} es JOIN {triple} t ON t.id = es.triple_id
     WHERE t.panel_id = %s AND es.status = 'submitted' {expert_filter}
 ), v AS (
     SELECT es.triple_id, es.is_na, CASE WHEN es.is_na THEN NULL ELSE es.score END AS score,
            COUNT(*) AS n
-    FROM work_estimate es
+    FROM {estimate} es
     WHERE es.status = 'submitted' AND es.triple_id IN (SELECT triple_id FROM e)
     GROUP BY 1, 2, 3
 ), o AS (
@@ -83,7 +83,11 @@ def expert_agreement(
         # Portable IN list (the demo runs on SQLite): one placeholder per id.
         expert_filter = "AND es.expert_id IN (" + ", ".join(["%s"] * len(expert_ids)) + ")"
         params.extend(int(pk) for pk in expert_ids)
-    rows = _fetch(_AGREEMENT_SQL.format(expert_filter=expert_filter), params)
+    # Table names from the models: renaming one (Meta.db_table) cannot break the query.
+    sql = _AGREEMENT_SQL.format(
+        estimate=Estimate._meta.db_table, triple=Triple._meta.db_table, expert_filter=expert_filter
+    )
+    rows = _fetch(sql, params)
     result: dict[int, dict[str, Agreement]] = {}
     totals: dict[int, list[float]] = {}
     for expert_id, group, n, agree, distance in rows:

@@ -153,6 +153,18 @@ def test_agreement_with_the_mode_of_the_others_per_group(
     assert ax.rate == pytest.approx(0.5) and ax.distance == pytest.approx(0.5)
     assert result[y.pk]["all"].rate == pytest.approx(0.5)
 
+    # The console's raw SQL (table names from the models' _meta) runs on these votes.
+    from console.stats import panel_stats_compute
+    from dataset.aggregation import aggregation_run
+
+    aggregation_run()
+    stats = panel_stats_compute(panel)
+    distribution = {d["key"]: d["counts"] for d in stats["distribution"]}
+    assert distribution[triples[0].criterion.key] == {"1": 1, "2": 1}
+    assert sum(r[2] for r in stats["groups"]) >= 2  # both triples have their two votes
+    assert sum(stats["confidence"]) >= 1
+    assert stats["agreement"][str(x.pk)][group][:2] == [2, 1]
+
 
 def test_lock_reassign_reopen_and_build_from_the_console(
     personas: Personas,

@@ -17,6 +17,8 @@ from dataset.aggregation import (
     AggregationSettings,
     aggregate_estimates,
     aggregation_run,
+)
+from dataset.agreement import (
     agreement_report,
     krippendorff_ordinal,
     random_confidence_baseline,
@@ -233,7 +235,7 @@ def test_ordinal_alpha_by_blocks_is_the_librarys_alpha_bit_for_bit(
 ) -> None:
     import krippendorff
 
-    import dataset.aggregation as aggregation
+    import dataset.agreement as agreement
 
     rng = np.random.default_rng(units * 10 + width)
     counts = rng.integers(0, 4, size=(units, width)).astype(np.float64)
@@ -243,10 +245,10 @@ def test_ordinal_alpha_by_blocks_is_the_librarys_alpha_bit_for_bit(
         krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement="ordinal")
     )
     # Blocks of 7 units (uneven, several of them) and the real block size: the same float.
-    for block in (7, aggregation.ALPHA_BLOCK_UNITS):
-        monkeypatch.setattr(aggregation, "ALPHA_BLOCK_UNITS", block)
-        assert aggregation._alpha_ordinal_blocked(counts, domain) == library
-    monkeypatch.setattr(aggregation, "ALPHA_BLOCK_UNITS", 7)
+    for block in (7, agreement.ALPHA_BLOCK_UNITS):
+        monkeypatch.setattr(agreement, "ALPHA_BLOCK_UNITS", block)
+        assert agreement._alpha_ordinal_blocked(counts, domain) == library
+    monkeypatch.setattr(agreement, "ALPHA_BLOCK_UNITS", 7)
     assert krippendorff_ordinal(counts, domain) == library
 
 

@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -524,7 +525,6 @@ def test_the_single_pass_frame_is_the_aggregations_own_read(
         # A folder of its own: PRIVATE_STORAGE_ROOT exists only once another test made it.
         spill = EstimateSpill(tmp_path / "test-frame.spill")
         try:
-            Path(spill.path).parent.mkdir(parents=True, exist_ok=True)
             once = read_estimates_once(spill, chunk_rows=4)
             spilled = sum(batch.num_rows for batch in spill.batches())
         finally:
@@ -657,3 +657,46 @@ def test_a_triple_scored_na_by_everyone_is_not_exported(
     assert TripleAggregate.objects.get(triple=triples["grammar"]).excluded_reason == (
         "no_numeric_score"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# The task-kind seam: aggregation, export and the console's agreement ask the kind's slots.
+# ---------------------------------------------------------------------------------------------
+
+
+def test_aggregation_export_and_agreement_dispatch_through_the_task_kind(
+    material: dict[str, Any],
+    personas: Personas,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from console.selectors import panel_agreement
+    from work import kinds
+
+    pointwise = kinds.get(kinds.POINTWISE)
+    calls: list[str] = []
+
+    def spy(name: str) -> Callable[..., Any]:
+        original = getattr(pointwise, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return original(*args, **kwargs)
+
+        return call
+
+    for name in ("aggregate", "export_schema", "agreement"):
+        monkeypatch.setattr(pointwise, name, spy(name))
+
+    aggregation_run()
+    assert calls == ["aggregate"]
+    calls.clear()
+    dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
+    assert calls.count("aggregate") == 1 and calls.count("export_schema") >= 1
+    calls.clear()
+    panel_agreement(personas.panel_a)
+    assert calls == ["agreement"]
+    # A kind whose slot is gone fails loudly instead of falling back to pointwise code.
+    monkeypatch.setattr(pointwise, "aggregate", None)
+    with pytest.raises(ImproperlyConfigured):
+        aggregation_run()

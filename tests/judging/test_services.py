@@ -64,6 +64,26 @@ def test_run_plans_batches_over_the_scope(material: Any, judge_config: JudgeConf
     assert JudgeBatch.objects.filter(run=run).count() == 3
 
 
+def test_deleting_a_run_deletes_its_batch_jobs(material: Any, judge_config: JudgeConfig) -> None:
+    m = material(n_answers=3)
+    run = services.run_create(
+        config=judge_config, scope={"panel": m.panel.pk, "limit": 5}, enqueue=False
+    )
+    other = services.run_create(config=judge_config, scope={"panel": m.panel.pk}, enqueue=False)
+    jobs = set(JudgeBatch.objects.filter(run=run).values_list("job_id", flat=True))
+    kept = set(JudgeBatch.objects.filter(run=other).values_list("job_id", flat=True))
+    assert len(jobs) == 3 and kept
+    run.delete()
+    assert not Job.objects.filter(pk__in=jobs).exists()
+    # Another run's jobs stay, and so does a batch deleted alone's run.
+    assert set(Job.objects.filter(pk__in=kept).values_list("pk", flat=True)) == kept
+    batch = JudgeBatch.objects.filter(run=other).first()
+    assert batch is not None
+    batch.delete()
+    assert not Job.objects.filter(pk=batch.job_id).exists()
+    assert JudgeBatch.objects.filter(run=other).count() == len(kept) - 1
+
+
 def test_run_scope_by_model_keeps_only_that_models_answers(
     material: Any, judge_config: JudgeConfig
 ) -> None:

@@ -215,6 +215,11 @@ def test_it_finds_an_answer_again_by_its_natural_key_across_files(tmp_path: Path
     assert report.existing["answers"] == 2
     assert report.created["answers"] == 4
     assert counts() == (before[0] + 2, before[1], before[2] + 4)
+    # POLLUX rows carry no answer id: the COPY writes NULL, not "None".
+    assert not Answer.objects.filter(external_id="None").exists()
+    assert Answer.objects.filter(external_id__isnull=True).count() == 6
+    metas = list(Answer.objects.values_list("generation_meta", flat=True))
+    assert metas and all(isinstance(meta, dict) for meta in metas)  # a JSON object, not a string
 
 
 def test_it_accepts_a_utf8_bom_and_english_or_russian_names(tmp_path: Path) -> None:
