@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -19,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from console.forms import AnswerIdForm, ExamForm, ImportForm, OverrideForm
 from console.views import _panel
 from material.models import Answer
+from panels.access import get_object_for, require
 from panels.models import Expert
 from quality import exams as exam_services
 from quality import selectors as quality_selectors
@@ -28,23 +28,20 @@ from work.forms import parse_id, parse_score
 
 
 def _exam(request: HttpRequest, pk: int) -> Exam:
-    if not request.user.has_perm("panels.view_console"):
-        raise PermissionDenied
-    exam = Exam.objects.select_related("panel").filter(pk=pk).first()
-    if exam is None or not request.user.has_perm("quality.manage_exam", exam):
-        raise Http404
-    return exam
+    require(request.user, "panels.view_console")
+    return get_object_for(
+        request.user, "quality.manage_exam", Exam.objects.select_related("panel"), pk=pk
+    )
 
 
 def _attempt(request: HttpRequest, pk: int) -> ExamAttempt:
-    if not request.user.has_perm("panels.view_console"):
-        raise PermissionDenied
-    attempt = (
-        ExamAttempt.objects.select_related("exam__panel", "expert__user").filter(pk=pk).first()
+    require(request.user, "panels.view_console")
+    return get_object_for(
+        request.user,
+        "quality.review_attempt",
+        ExamAttempt.objects.select_related("exam__panel", "expert__user"),
+        pk=pk,
     )
-    if attempt is None or not request.user.has_perm("quality.review_attempt", attempt):
-        raise Http404
-    return attempt
 
 
 @login_required
@@ -255,10 +252,8 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _candidate(request: HttpRequest) -> Expert:
-    expert = getattr(request.user, "expert", None)
-    if expert is None or not request.user.has_perm("quality.take_exam"):
-        raise PermissionDenied
-    return expert
+    require(request.user, "quality.take_exam")
+    return request.user.expert  # type: ignore[union-attr]
 
 
 @login_required

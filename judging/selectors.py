@@ -19,6 +19,7 @@ from dataset.aggregation import (
 from jobs.services import job_is_active
 from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun
 from judging.report import report_fingerprint
+from panels.rules import is_admin
 from taxonomy.models import Task
 from taxonomy.services import task_tops
 from work.models import Estimate, EstimateStatus, Triple
@@ -63,7 +64,7 @@ def scope_triples(scope: dict[str, Any]) -> QuerySet[Triple]:
 def runs_for_user(user: Any) -> QuerySet[JudgeRun]:
     """Admins see every run, supervisors the runs over one of their panels."""
     qs = JudgeRun.objects.select_related("config", "created_by")
-    if user.is_staff or user.is_superuser:
+    if is_admin(user):
         return qs
     panel_ids = list(user.supervised_panels.values_list("pk", flat=True))
     return qs.filter(scope__panel__in=panel_ids)

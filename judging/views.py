@@ -9,10 +9,9 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -21,34 +20,29 @@ from judging.forms import RunStartForm
 from judging.metrics import Confusion
 from judging.models import JudgeRun
 from judging.svg import confusion_svg
+from panels.access import allowed, get_object_for, require
 
 
 def _get_run_for_user(request: HttpRequest, pk: int, perm: str = "judging.view_run") -> JudgeRun:
-    run = get_object_or_404(JudgeRun.objects.select_related("config", "created_by"), pk=pk)
-    if not request.user.has_perm(perm, run):
-        raise Http404
-    return run
-
-
-def _require(request: HttpRequest, perm: str) -> None:
-    if not request.user.has_perm(perm):
-        raise PermissionDenied
+    return get_object_for(
+        request.user, perm, JudgeRun.objects.select_related("config", "created_by"), pk=pk
+    )
 
 
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    _require(request, "judging.view_runs")
+    require(request.user, "judging.view_runs")
     runs = selectors.runs_for_user(request.user)[:200]
     return render(
         request,
         "judging/run_list.html",
-        {"runs": runs, "may_start": request.user.has_perm("judging.start_run")},
+        {"runs": runs, "may_start": allowed(request.user, "judging.start_run")},
     )
 
 
 @login_required
 def run_start(request: HttpRequest) -> HttpResponse:
-    _require(request, "judging.start_run")
+    require(request.user, "judging.start_run")
     form = RunStartForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         run = services.run_create(
@@ -70,7 +64,7 @@ def _progress_context(run: JudgeRun) -> dict[str, Any]:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _get_run_for_user(request, pk)
     context = _progress_context(run)
-    context["may_manage"] = request.user.has_perm("judging.manage_run", run)
+    context["may_manage"] = allowed(request.user, "judging.manage_run", run)
     if getattr(request, "htmx", False):
         # The progress poll reads the run row only: never the report, never an estimate.
         return render(request, "judging/run_detail.html#progress", context)
