@@ -221,13 +221,19 @@ def _back(panel: Panel) -> HttpResponse:
     return redirect("console_panel", pk=panel.pk)
 
 
+def _note(request: HttpRequest) -> str:
+    """The optional note of a pause or resume (an invalid one is left out, not refused)."""
+    form = NoteForm(request.POST)
+    return str(form.cleaned_data["note"]) if form.is_valid() else ""
+
+
 @login_required
 @require_POST
 def expert_pause(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
     panel, expert = _panel_expert(request, pk, expert_id)
-    form = NoteForm(request.POST)
-    note = form.cleaned_data["note"] if form.is_valid() else ""
-    panel_services.expert_pause(expert=expert, user=request.user, panel=panel, reason=note)
+    panel_services.expert_pause(
+        expert=expert, user=request.user, panel=panel, reason=_note(request)
+    )
     messages.success(request, _("%(expert)s is paused.") % {"expert": expert.pseudonym})
     return _back(panel)
 
@@ -236,9 +242,7 @@ def expert_pause(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
 @require_POST
 def expert_resume(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
     panel, expert = _panel_expert(request, pk, expert_id)
-    form = NoteForm(request.POST)
-    note = form.cleaned_data["note"] if form.is_valid() else ""
-    panel_services.expert_resume(expert=expert, user=request.user, panel=panel, note=note)
+    panel_services.expert_resume(expert=expert, user=request.user, panel=panel, note=_note(request))
     messages.success(request, _("%(expert)s works again.") % {"expert": expert.pseudonym})
     return _back(panel)
 

@@ -7,6 +7,8 @@ scoring page and sees only the verdict afterwards.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -42,6 +44,21 @@ def _attempt(request: HttpRequest, pk: int) -> ExamAttempt:
         ExamAttempt.objects.select_related("exam__panel", "expert__user"),
         pk=pk,
     )
+
+
+def _exam_change(
+    request: HttpRequest, exam: Exam, change: Callable[[], Exam], saved: str = ""
+) -> HttpResponse:
+    """Apply a change to an exam and open the exam it leaves (a new version when the exam was
+    in use); a refusal is shown on the exam as it was."""
+    try:
+        target = change()
+    except exam_services.ExamError as exc:
+        messages.error(request, str(exc))
+        return redirect("console_exam", pk=exam.pk)
+    if saved:
+        messages.success(request, saved % {"v": target.version})
+    return redirect("console_exam", pk=target.pk)
 
 
 @login_required
@@ -98,13 +115,12 @@ def exam_page(request: HttpRequest, pk: int) -> HttpResponse:
         request.POST or None, instance=exam if request.method == "GET" else None, initial=None
     )
     if request.method == "POST" and form.is_valid():
-        try:
-            target = exam_services.exam_update(exam=exam, user=request.user, **form.cleaned_data)
-        except exam_services.ExamError as exc:
-            messages.error(request, str(exc))
-            return redirect("console_exam", pk=exam.pk)
-        messages.success(request, _("Saved (version %(v)d).") % {"v": target.version})
-        return redirect("console_exam", pk=target.pk)
+        return _exam_change(
+            request,
+            exam,
+            lambda: exam_services.exam_update(exam=exam, user=request.user, **form.cleaned_data),
+            _("Saved (version %(v)d)."),
+        )
     context = _exam_context(exam)
     context.update({"form": form, "add_form": AnswerIdForm(), "import_form": ImportForm()})
     return render(request, "console/exam.html", context)
@@ -127,24 +143,22 @@ def exam_item_add(request: HttpRequest, pk: int) -> HttpResponse:
     if answer is None or hasattr(answer, "reserved"):
         messages.error(request, _("No such answer."))
         return redirect("console_exam", pk=exam.pk)
-    try:
-        target, _item = exam_services.exam_item_add(exam=exam, answer=answer, user=request.user)
-    except exam_services.ExamError as exc:
-        messages.error(request, str(exc))
-        return redirect("console_exam", pk=exam.pk)
-    return redirect("console_exam", pk=target.pk)
+    return _exam_change(
+        request,
+        exam,
+        lambda: exam_services.exam_item_add(exam=exam, answer=answer, user=request.user)[0],
+    )
 
 
 @login_required
 @require_POST
 def exam_item_remove(request: HttpRequest, pk: int, answer_id: int) -> HttpResponse:
     exam = _exam(request, pk)
-    try:
-        target = exam_services.exam_item_remove(exam=exam, answer_id=answer_id, user=request.user)
-    except exam_services.ExamError as exc:
-        messages.error(request, str(exc))
-        return redirect("console_exam", pk=exam.pk)
-    return redirect("console_exam", pk=target.pk)
+    return _exam_change(
+        request,
+        exam,
+        lambda: exam_services.exam_item_remove(exam=exam, answer_id=answer_id, user=request.user),
+    )
 
 
 @login_required
@@ -173,13 +187,12 @@ def exam_references(request: HttpRequest, pk: int) -> HttpResponse:
                 comment=request.POST.get(f"comment_{criterion_id}", "")[:5000],
             )
         )
-    try:
-        target = exam_services.exam_references_set(exam=exam, rows=rows, user=request.user)
-    except exam_services.ExamError as exc:
-        messages.error(request, str(exc))
-        return redirect("console_exam", pk=exam.pk)
-    messages.success(request, _("References saved (version %(v)d).") % {"v": target.version})
-    return redirect("console_exam", pk=target.pk)
+    return _exam_change(
+        request,
+        exam,
+        lambda: exam_services.exam_references_set(exam=exam, rows=rows, user=request.user),
+        _("References saved (version %(v)d)."),
+    )
 
 
 @login_required
@@ -269,9 +282,7 @@ def my_exams(request: HttpRequest) -> HttpResponse:
 @require_POST
 def exam_start(request: HttpRequest, pk: int) -> HttpResponse:
     expert = _candidate(request)
-    exam = Exam.objects.filter(pk=pk, panel__memberships__expert=expert).first()
-    if exam is None:
-        raise Http404
+    exam = get_object_for(request.user, "quality.start_exam", Exam, pk=pk)
     try:
         attempt = exam_services.exam_attempt_start(exam=exam, expert=expert)
     except exam_services.ExamError as exc:
@@ -284,15 +295,18 @@ def exam_start(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def attempt_continue(request: HttpRequest, pk: int) -> HttpResponse:
-    expert = _candidate(request)
     """The candidate's way through an attempt: the next unanswered item, then the result.
 
     `after` (the item just scored) keeps the exam's order; an exam never hands over to regular
     work. Once every item is in, the candidate lands on their exam list, which shows the result.
     """
-    attempt = ExamAttempt.objects.select_related("exam").filter(pk=pk, expert=expert).first()
-    if attempt is None:
-        raise Http404
+    _candidate(request)
+    attempt = get_object_for(
+        request.user,
+        "quality.continue_attempt",
+        ExamAttempt.objects.select_related("exam", "expert"),
+        pk=pk,
+    )
     after = request.GET.get("after", "")
     position = quality_selectors.exam_position(int(after)) if after.isdigit() else None
     if position is not None and position.attempt_id == attempt.pk:

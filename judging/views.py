@@ -56,6 +56,15 @@ def run_start(request: HttpRequest) -> HttpResponse:
     return render(request, "judging/run_start.html", {"form": form})
 
 
+def _stored_report(run: JudgeRun) -> selectors.StoredReport:
+    """The run's stored report; a computation is asked for when there is none or it is stale."""
+    stored = selectors.report_stored(run)
+    if stored.stale:
+        services.report_request(run.pk)
+        stored.computing = True
+    return stored
+
+
 def _progress_context(run: JudgeRun) -> dict[str, Any]:
     return {"run": run, "rate": services.run_throughput(run)}
 
@@ -70,10 +79,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "judging/run_detail.html#progress", context)
     # The report is computed by a worker and stored; the page shows what is stored and, when
     # there is none or its inputs changed, asks for a computation (one at a time per run).
-    stored = context["stored"] = selectors.report_stored(run)
-    if stored.stale:
-        services.report_request(run.pk)
-        stored.computing = True
+    stored = context["stored"] = _stored_report(run)
     report = context["report"] = stored.data
     if report:
         # The paper's breakdowns (Tables 11-16, Appendix D.2): by model, task type, criterion.
@@ -126,13 +132,13 @@ def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def run_contradictions(request: HttpRequest, pk: int) -> HttpResponse:
     run = _get_run_for_user(request, pk)
-    stored = selectors.report_stored(run)
-    if stored.stale:
-        services.report_request(run.pk)
-    # The stored report's list (computed with it); before the first one, computed here.
-    ids = stored.data["contradictions"] if stored.data else selectors.contradictions(run)
+    # The stored report's list only (computed with it): before the first one, "computing".
+    stored = _stored_report(run)
+    ids = stored.data["contradictions"] if stored.data else []
     page = Paginator(ids, 20).get_page(request.GET.get("page"))
     items = selectors.contradiction_details(run, list(page.object_list))
     return render(
-        request, "judging/contradictions.html", {"run": run, "page": page, "items": items}
+        request,
+        "judging/contradictions.html",
+        {"run": run, "page": page, "items": items, "stored": stored, "report": stored.data},
     )
