@@ -7,14 +7,16 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET
 
+from panels.access import allowed
+
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     """Send each role to where its work is."""
     user = request.user
-    if hasattr(user, "expert"):
+    if allowed(user, "work.view_queue"):
         return redirect("queue")
-    if user.has_perm("panels.view_console"):
+    if allowed(user, "panels.view_console"):
         return redirect("console")
     return redirect("admin:index")
 

@@ -2,44 +2,44 @@ from __future__ import annotations
 
 from typing import Any
 
-import rules
 from django.http import HttpRequest
 
-from panels.rules import is_admin, is_expert, is_supervisor
+from panels.access import allowed
 
 
 def roles(request: HttpRequest) -> dict[str, Any]:
     """The navigation's role flags, computed lazily once per request.
 
-    The links follow the same django-rules permissions the views check, asked of the rules alone:
-    ``perms.*`` in a template would also ask Django's ModelBackend, which loads the user's and
-    groups' model permissions (two queries per page) that no rule here depends on.
+    The links follow the same django-rules permissions the views check, asked of the rules alone
+    (panels.access): ``perms.*`` in a template would also ask Django's ModelBackend, which loads
+    the user's and groups' model permissions (two queries per page) that no rule here depends on.
     """
     user = request.user
 
     class Roles:
         @property
         def expert(self) -> bool:
-            return bool(is_expert(user))
+            return allowed(user, "work.view_queue")
 
         @property
         def admin(self) -> bool:
+            # The Django admin site's own rule (is_staff), not a project permission.
             return bool(user.is_authenticated and user.is_staff)
 
         @property
         def console(self) -> bool:
-            return bool(is_admin(user) or is_supervisor(user))
+            return allowed(user, "panels.view_console")
 
         @property
         def can_import(self) -> bool:
-            return bool(rules.has_perm("material.import_material", user))
+            return allowed(user, "material.import_material")
 
         @property
         def can_export(self) -> bool:
-            return bool(rules.has_perm("dataset.export_dataset", user))
+            return allowed(user, "dataset.export_dataset")
 
         @property
         def judges(self) -> bool:
-            return bool(rules.has_perm("judging.view_runs", user))
+            return allowed(user, "judging.view_runs")
 
     return {"roles": Roles()}

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from quality.exams import EXAM_SETTINGS_FIELDS
 from quality.models import ControlSettings, Exam
 from taxonomy.models import CriterionGroup
 
@@ -21,15 +22,8 @@ class ExamForm(forms.ModelForm):
 
     class Meta:
         model = Exam
-        fields = [
-            "title",
-            "pass_threshold",
-            "tolerance",
-            "max_attempts",
-            "retake_wait_hours",
-            "criterion_groups",
-            "is_active",
-        ]
+        # The settings the exam service accepts: one list for the form and the service.
+        fields = list(EXAM_SETTINGS_FIELDS)
         labels = {
             "title": _("Title"),
             "pass_threshold": _("Pass threshold (0..1)"),

@@ -9,10 +9,8 @@ from __future__ import annotations
 from datetime import datetime, time
 from typing import Any
 
-import rules
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -30,6 +28,7 @@ from jobs.models import Job, JobKind, JobStatus
 from material.models import Answer
 from panels import selectors as panel_selectors
 from panels import services as panel_services
+from panels.access import allowed, get_object_for, require
 from panels.models import Expert, Membership, Panel
 from quality import control as control_services
 from quality import exams as exam_services
@@ -41,13 +40,13 @@ from work.models import Triple
 
 
 def _console_user(request: HttpRequest) -> None:
-    if not request.user.has_perm("panels.view_console"):
-        raise PermissionDenied
+    require(request.user, "panels.view_console")
 
 
 def _panel(request: HttpRequest, pk: int) -> Panel:
-    _console_user(request)
-    return panel_selectors.panel_for_user(request.user, pk)
+    return get_object_for(
+        request.user, "panels.manage_panel", Panel, role="panels.view_console", pk=pk
+    )
 
 
 def _panel_expert(request: HttpRequest, pk: int, expert_id: int) -> tuple[Panel, Expert]:
@@ -73,10 +72,9 @@ def _panel_answer(request: HttpRequest, panel: Panel, raw: Any) -> Any:
     answer = (
         answers.filter(pk=pk).first() if pk is not None else answers.filter(external_id=raw).first()
     )
-    # rules.has_perm, not user.has_perm: Django grants superusers every permission, and this
-    # rule is also about the data (an answer the panel does not score is nobody's gold there).
-    if answer is None or not rules.has_perm(
-        "quality.manage_panel_answer", request.user, PanelAnswer(panel, answer)
+    # The rule is also about the data: an answer the panel does not score is nobody's gold there.
+    if answer is None or not allowed(
+        request.user, "quality.manage_panel_answer", PanelAnswer(panel, answer)
     ):
         return None
     return answer
@@ -223,13 +221,19 @@ def _back(panel: Panel) -> HttpResponse:
     return redirect("console_panel", pk=panel.pk)
 
 
+def _note(request: HttpRequest) -> str:
+    """The optional note of a pause or resume (an invalid one is left out, not refused)."""
+    form = NoteForm(request.POST)
+    return str(form.cleaned_data["note"]) if form.is_valid() else ""
+
+
 @login_required
 @require_POST
 def expert_pause(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
     panel, expert = _panel_expert(request, pk, expert_id)
-    form = NoteForm(request.POST)
-    note = form.cleaned_data["note"] if form.is_valid() else ""
-    panel_services.expert_pause(expert=expert, user=request.user, panel=panel, reason=note)
+    panel_services.expert_pause(
+        expert=expert, user=request.user, panel=panel, reason=_note(request)
+    )
     messages.success(request, _("%(expert)s is paused.") % {"expert": expert.pseudonym})
     return _back(panel)
 
@@ -238,9 +242,7 @@ def expert_pause(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
 @require_POST
 def expert_resume(request: HttpRequest, pk: int, expert_id: int) -> HttpResponse:
     panel, expert = _panel_expert(request, pk, expert_id)
-    form = NoteForm(request.POST)
-    note = form.cleaned_data["note"] if form.is_valid() else ""
-    panel_services.expert_resume(expert=expert, user=request.user, panel=panel, note=note)
+    panel_services.expert_resume(expert=expert, user=request.user, panel=panel, note=_note(request))
     messages.success(request, _("%(expert)s works again.") % {"expert": expert.pseudonym})
     return _back(panel)
 
@@ -330,7 +332,7 @@ def _render_job(request: HttpRequest, job_id: int) -> HttpResponse:
     panel_id = (job.params or {}).get("panel_id")
     if panel_id is None:
         raise Http404
-    panel = panel_selectors.panel_for_user(request.user, int(panel_id))
+    panel = get_object_for(request.user, "panels.manage_panel", Panel, pk=int(panel_id))
     finished = job.status in (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
     return render(
         request,

@@ -7,9 +7,10 @@ scoring page and sees only the verdict afterwards.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -19,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from console.forms import AnswerIdForm, ExamForm, ImportForm, OverrideForm
 from console.views import _panel
 from material.models import Answer
+from panels.access import get_object_for, require
 from panels.models import Expert
 from quality import exams as exam_services
 from quality import selectors as quality_selectors
@@ -28,23 +30,35 @@ from work.forms import parse_id, parse_score
 
 
 def _exam(request: HttpRequest, pk: int) -> Exam:
-    if not request.user.has_perm("panels.view_console"):
-        raise PermissionDenied
-    exam = Exam.objects.select_related("panel").filter(pk=pk).first()
-    if exam is None or not request.user.has_perm("quality.manage_exam", exam):
-        raise Http404
-    return exam
+    require(request.user, "panels.view_console")
+    return get_object_for(
+        request.user, "quality.manage_exam", Exam.objects.select_related("panel"), pk=pk
+    )
 
 
 def _attempt(request: HttpRequest, pk: int) -> ExamAttempt:
-    if not request.user.has_perm("panels.view_console"):
-        raise PermissionDenied
-    attempt = (
-        ExamAttempt.objects.select_related("exam__panel", "expert__user").filter(pk=pk).first()
+    require(request.user, "panels.view_console")
+    return get_object_for(
+        request.user,
+        "quality.review_attempt",
+        ExamAttempt.objects.select_related("exam__panel", "expert__user"),
+        pk=pk,
     )
-    if attempt is None or not request.user.has_perm("quality.review_attempt", attempt):
-        raise Http404
-    return attempt
+
+
+def _exam_change(
+    request: HttpRequest, exam: Exam, change: Callable[[], Exam], saved: str = ""
+) -> HttpResponse:
+    """Apply a change to an exam and open the exam it leaves (a new version when the exam was
+    in use); a refusal is shown on the exam as it was."""
+    try:
+        target = change()
+    except exam_services.ExamError as exc:
+        messages.error(request, str(exc))
+        return redirect("console_exam", pk=exam.pk)
+    if saved:
+        messages.success(request, saved % {"v": target.version})
+    return redirect("console_exam", pk=target.pk)
 
 
 @login_required
@@ -101,13 +115,12 @@ def exam_page(request: HttpRequest, pk: int) -> HttpResponse:
         request.POST or None, instance=exam if request.method == "GET" else None, initial=None
     )
     if request.method == "POST" and form.is_valid():
-        try:
-            target = exam_services.exam_update(exam=exam, user=request.user, **form.cleaned_data)
-        except exam_services.ExamError as exc:
-            messages.error(request, str(exc))
-            return redirect("console_exam", pk=exam.pk)
-        messages.success(request, _("Saved (version %(v)d).") % {"v": target.version})
-        return redirect("console_exam", pk=target.pk)
+        return _exam_change(
+            request,
+            exam,
+            lambda: exam_services.exam_update(exam=exam, user=request.user, **form.cleaned_data),
+            _("Saved (version %(v)d)."),
+        )
     context = _exam_context(exam)
     context.update({"form": form, "add_form": AnswerIdForm(), "import_form": ImportForm()})
     return render(request, "console/exam.html", context)
@@ -130,24 +143,22 @@ def exam_item_add(request: HttpRequest, pk: int) -> HttpResponse:
     if answer is None or hasattr(answer, "reserved"):
         messages.error(request, _("No such answer."))
         return redirect("console_exam", pk=exam.pk)
-    try:
-        target, _item = exam_services.exam_item_add(exam=exam, answer=answer, user=request.user)
-    except exam_services.ExamError as exc:
-        messages.error(request, str(exc))
-        return redirect("console_exam", pk=exam.pk)
-    return redirect("console_exam", pk=target.pk)
+    return _exam_change(
+        request,
+        exam,
+        lambda: exam_services.exam_item_add(exam=exam, answer=answer, user=request.user)[0],
+    )
 
 
 @login_required
 @require_POST
 def exam_item_remove(request: HttpRequest, pk: int, answer_id: int) -> HttpResponse:
     exam = _exam(request, pk)
-    try:
-        target = exam_services.exam_item_remove(exam=exam, answer_id=answer_id, user=request.user)
-    except exam_services.ExamError as exc:
-        messages.error(request, str(exc))
-        return redirect("console_exam", pk=exam.pk)
-    return redirect("console_exam", pk=target.pk)
+    return _exam_change(
+        request,
+        exam,
+        lambda: exam_services.exam_item_remove(exam=exam, answer_id=answer_id, user=request.user),
+    )
 
 
 @login_required
@@ -176,13 +187,12 @@ def exam_references(request: HttpRequest, pk: int) -> HttpResponse:
                 comment=request.POST.get(f"comment_{criterion_id}", "")[:5000],
             )
         )
-    try:
-        target = exam_services.exam_references_set(exam=exam, rows=rows, user=request.user)
-    except exam_services.ExamError as exc:
-        messages.error(request, str(exc))
-        return redirect("console_exam", pk=exam.pk)
-    messages.success(request, _("References saved (version %(v)d).") % {"v": target.version})
-    return redirect("console_exam", pk=target.pk)
+    return _exam_change(
+        request,
+        exam,
+        lambda: exam_services.exam_references_set(exam=exam, rows=rows, user=request.user),
+        _("References saved (version %(v)d)."),
+    )
 
 
 @login_required
@@ -255,10 +265,8 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _candidate(request: HttpRequest) -> Expert:
-    expert = getattr(request.user, "expert", None)
-    if expert is None or not request.user.has_perm("quality.take_exam"):
-        raise PermissionDenied
-    return expert
+    require(request.user, "quality.take_exam")
+    return request.user.expert  # type: ignore[union-attr]
 
 
 @login_required
@@ -274,9 +282,7 @@ def my_exams(request: HttpRequest) -> HttpResponse:
 @require_POST
 def exam_start(request: HttpRequest, pk: int) -> HttpResponse:
     expert = _candidate(request)
-    exam = Exam.objects.filter(pk=pk, panel__memberships__expert=expert).first()
-    if exam is None:
-        raise Http404
+    exam = get_object_for(request.user, "quality.start_exam", Exam, pk=pk)
     try:
         attempt = exam_services.exam_attempt_start(exam=exam, expert=expert)
     except exam_services.ExamError as exc:
@@ -289,15 +295,18 @@ def exam_start(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_GET
 def attempt_continue(request: HttpRequest, pk: int) -> HttpResponse:
-    expert = _candidate(request)
     """The candidate's way through an attempt: the next unanswered item, then the result.
 
     `after` (the item just scored) keeps the exam's order; an exam never hands over to regular
     work. Once every item is in, the candidate lands on their exam list, which shows the result.
     """
-    attempt = ExamAttempt.objects.select_related("exam").filter(pk=pk, expert=expert).first()
-    if attempt is None:
-        raise Http404
+    _candidate(request)
+    attempt = get_object_for(
+        request.user,
+        "quality.continue_attempt",
+        ExamAttempt.objects.select_related("exam", "expert"),
+        pk=pk,
+    )
     after = request.GET.get("after", "")
     position = quality_selectors.exam_position(int(after)) if after.isdigit() else None
     if position is not None and position.attempt_id == attempt.pk:

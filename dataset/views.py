@@ -8,7 +8,6 @@ from pathlib import Path
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext_lazy as _
@@ -16,14 +15,14 @@ from django.views.decorators.http import require_http_methods
 
 from dataset.tasks import dataset_job_create
 from jobs.models import Job, JobKind, JobStatus
+from panels.access import require
 
 PAGE = "dataset/dataset.html"
 
 
 def _require_admin(request: HttpRequest) -> None:
     # First line of every view here: only admins see or start dataset jobs.
-    if not request.user.has_perm("dataset.export_dataset"):
-        raise PermissionDenied
+    require(request.user, "dataset.export_dataset")
 
 
 class DatasetJobForm(forms.Form):

@@ -9,6 +9,7 @@ from judging.models import JudgeBackendKind, JudgeConfig
 from judging.selectors import configs_current
 from material.models import LanguageModel
 from panels.models import Panel
+from panels.rules import is_admin
 from panels.selectors import panels_for_user
 from taxonomy.models import Task
 
@@ -45,7 +46,7 @@ class RunStartForm(forms.Form):
         self.fields["panel"].label_from_instance = lambda p: f"{p.number} · {p.name}"  # type: ignore[attr-defined]
         self.fields["task"].label_from_instance = lambda t: t.display_path()  # type: ignore[attr-defined]
         self.user = user
-        self.is_admin = bool(user.is_staff or user.is_superuser)
+        self.is_admin = bool(is_admin(user))
         current = [c.pk for c in configs_current()]
         self.fields["config"].queryset = JudgeConfig.objects.filter(pk__in=current)  # type: ignore[attr-defined]
         self.fields["panel"].queryset = panels_for_user(user)  # type: ignore[attr-defined]

@@ -9,10 +9,9 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
@@ -21,34 +20,29 @@ from judging.forms import RunStartForm
 from judging.metrics import Confusion
 from judging.models import JudgeRun
 from judging.svg import confusion_svg
+from panels.access import allowed, get_object_for, require
 
 
 def _get_run_for_user(request: HttpRequest, pk: int, perm: str = "judging.view_run") -> JudgeRun:
-    run = get_object_or_404(JudgeRun.objects.select_related("config", "created_by"), pk=pk)
-    if not request.user.has_perm(perm, run):
-        raise Http404
-    return run
-
-
-def _require(request: HttpRequest, perm: str) -> None:
-    if not request.user.has_perm(perm):
-        raise PermissionDenied
+    return get_object_for(
+        request.user, perm, JudgeRun.objects.select_related("config", "created_by"), pk=pk
+    )
 
 
 @login_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    _require(request, "judging.view_runs")
+    require(request.user, "judging.view_runs")
     runs = selectors.runs_for_user(request.user)[:200]
     return render(
         request,
         "judging/run_list.html",
-        {"runs": runs, "may_start": request.user.has_perm("judging.start_run")},
+        {"runs": runs, "may_start": allowed(request.user, "judging.start_run")},
     )
 
 
 @login_required
 def run_start(request: HttpRequest) -> HttpResponse:
-    _require(request, "judging.start_run")
+    require(request.user, "judging.start_run")
     form = RunStartForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         run = services.run_create(
@@ -62,6 +56,15 @@ def run_start(request: HttpRequest) -> HttpResponse:
     return render(request, "judging/run_start.html", {"form": form})
 
 
+def _stored_report(run: JudgeRun) -> selectors.StoredReport:
+    """The run's stored report; a computation is asked for when there is none or it is stale."""
+    stored = selectors.report_stored(run)
+    if stored.stale:
+        services.report_request(run.pk)
+        stored.computing = True
+    return stored
+
+
 def _progress_context(run: JudgeRun) -> dict[str, Any]:
     return {"run": run, "rate": services.run_throughput(run)}
 
@@ -70,16 +73,13 @@ def _progress_context(run: JudgeRun) -> dict[str, Any]:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _get_run_for_user(request, pk)
     context = _progress_context(run)
-    context["may_manage"] = request.user.has_perm("judging.manage_run", run)
+    context["may_manage"] = allowed(request.user, "judging.manage_run", run)
     if getattr(request, "htmx", False):
         # The progress poll reads the run row only: never the report, never an estimate.
         return render(request, "judging/run_detail.html#progress", context)
     # The report is computed by a worker and stored; the page shows what is stored and, when
     # there is none or its inputs changed, asks for a computation (one at a time per run).
-    stored = context["stored"] = selectors.report_stored(run)
-    if stored.stale:
-        services.report_request(run.pk)
-        stored.computing = True
+    stored = context["stored"] = _stored_report(run)
     report = context["report"] = stored.data
     if report:
         # The paper's breakdowns (Tables 11-16, Appendix D.2): by model, task type, criterion.
@@ -132,13 +132,13 @@ def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def run_contradictions(request: HttpRequest, pk: int) -> HttpResponse:
     run = _get_run_for_user(request, pk)
-    stored = selectors.report_stored(run)
-    if stored.stale:
-        services.report_request(run.pk)
-    # The stored report's list (computed with it); before the first one, computed here.
-    ids = stored.data["contradictions"] if stored.data else selectors.contradictions(run)
+    # The stored report's list only (computed with it): before the first one, "computing".
+    stored = _stored_report(run)
+    ids = stored.data["contradictions"] if stored.data else []
     page = Paginator(ids, 20).get_page(request.GET.get("page"))
     items = selectors.contradiction_details(run, list(page.object_list))
     return render(
-        request, "judging/contradictions.html", {"run": run, "page": page, "items": items}
+        request,
+        "judging/contradictions.html",
+        {"run": run, "page": page, "items": items, "stored": stored, "report": stored.data},
     )

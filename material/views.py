@@ -7,7 +7,6 @@ from pathlib import Path
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -19,6 +18,7 @@ from django_htmx.middleware import HtmxDetails
 from jobs.models import Job, JobKind, JobStatus
 from material.import_common import EXTENSIONS
 from material.importing import import_job_create
+from panels.access import require
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -26,8 +26,7 @@ class HtmxHttpRequest(HttpRequest):
 
 
 def _require_importer(request: HttpRequest) -> None:
-    if not request.user.has_perm("material.import_material"):
-        raise PermissionDenied
+    require(request.user, "material.import_material")
 
 
 class ImportForm(forms.Form):

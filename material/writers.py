@@ -7,7 +7,7 @@ instruction text + task, answer instruction + model + text hash) and creates not
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -33,6 +33,19 @@ from material.validation import AnswerRow, InstructionRow, Validator
 def _chunks(items: list[Any], size: int = BATCH_SIZE) -> Iterator[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def _stored_by_external_id(
+    model: type[Instruction] | type[Answer], rows: Sequence[Any], *fields: str
+) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """The file's rows whose external id is already stored, each with (external id, *fields) of
+    the stored row, read in chunks: what a later file may not silently rewrite."""
+    by_id = {r.external_id: r for r in rows if r.external_id}
+    for chunk in _chunks(list(by_id)):
+        for values in model.objects.filter(external_id__in=chunk).values_list(
+            "external_id", *fields
+        ):
+            yield by_id[values[0] or ""], values
 
 
 def write_material(
@@ -181,23 +194,19 @@ def _existing_instructions(
     validator: Validator, instructions: list[InstructionRow], errors: Errors
 ) -> None:
     """Set .pk on the file's instructions that exist, by external id or by text and task."""
-    by_id = {i.external_id: i for i in instructions if i.external_id}
-    for chunk in _chunks(list(by_id)):
-        found = Instruction.objects.filter(external_id__in=chunk).values_list(
-            "pk", "external_id", "text", "task_id"
-        )
-        for pk, external_id, text, task_id in found:
-            item = by_id[external_id or ""]
-            if text != item.text or task_id != item.task_id:
-                # Material under evaluation is never silently rewritten by a later file.
-                errors.add(
-                    item.row,
-                    validator._name("instruction" if text != item.text else "task_type"),
-                    "conflict",
-                    _("instruction_id “%s” already exists with a different text or task.")
-                    % external_id,
-                )
-            item.pk = pk
+    for item, (external_id, pk, text, task_id) in _stored_by_external_id(
+        Instruction, instructions, "pk", "text", "task_id"
+    ):
+        if text != item.text or task_id != item.task_id:
+            # Material under evaluation is never silently rewritten by a later file.
+            errors.add(
+                item.row,
+                validator._name("instruction" if text != item.text else "task_type"),
+                "conflict",
+                _("instruction_id “%s” already exists with a different text or task.")
+                % external_id,
+            )
+        item.pk = pk
     by_hash = {i.key: i for i in instructions if not i.external_id}
     # The database compares MD5s of the texts (one scan per chunk), Python then checks the
     # exact text and task.
@@ -227,27 +236,23 @@ def _existing_answers(
     """Keys of the file's answers that exist: by external id, else by natural key."""
     ipk = {i.key: i.pk for i in validator.instructions.values()}
     existing: set[tuple[Any, ...]] = set()
-    by_id = {a.external_id: a for a in answers if a.external_id}
-    for chunk in _chunks(list(by_id)):
-        found = Answer.objects.filter(external_id__in=chunk).values_list(
-            "external_id", "instruction_id", "model_id", "text_hash"
+    for item, (external_id, instruction_id, model_id, text_hash) in _stored_by_external_id(
+        Answer, answers, "instruction_id", "model_id", "text_hash"
+    ):
+        same = (
+            instruction_id == ipk[item.instruction_key]
+            and model_id == model_pk.get(item.model_key)
+            and text_hash == item.text_hash
         )
-        for external_id, instruction_id, model_id, text_hash in found:
-            item = by_id[external_id or ""]
-            same = (
-                instruction_id == ipk[item.instruction_key]
-                and model_id == model_pk.get(item.model_key)
-                and text_hash == item.text_hash
+        if not same:
+            errors.add(
+                item.row,
+                validator._name("answer_id"),
+                "conflict",
+                _("answer_id “%s” already exists with a different instruction, model or text.")
+                % external_id,
             )
-            if not same:
-                errors.add(
-                    item.row,
-                    validator._name("answer_id"),
-                    "conflict",
-                    _("answer_id “%s” already exists with a different instruction, model or text.")
-                    % external_id,
-                )
-            existing.add(item.key)
+        existing.add(item.key)
     # Only answers whose instruction and model both exist can exist themselves.
     natural: dict[tuple[int, int, str], AnswerRow] = {}
     for a in answers:

@@ -1,8 +1,9 @@
 """Object-level permissions (django-rules): one place that says who may do what.
 
 Roles: an *expert* (has an Expert profile), a *supervisor* (supervises given panels), an *admin*
-(is_staff). Views ask `user.has_perm("panels.manage_panel", panel)` and the like; each app adds the
-rules of its own objects in its `rules.py` from these predicates.
+(is_staff). Views ask through `panels.access` (`require`, `get_object_for`: 403 for a role, 404
+for an object); each app adds the rules of its own objects in its `rules.py` from these
+predicates.
 """
 
 from __future__ import annotations
@@ -41,13 +42,5 @@ def supervises_panel(user: Any, panel: Any) -> bool:
     return bool(panel.supervisors.filter(pk=user.pk).exists())
 
 
-@rules.predicate
-def supervises_expert(user: Any, expert: Any) -> bool:
-    if expert is None or not user.is_authenticated:
-        return False
-    return bool(expert.panels.filter(supervisors=user).exists())
-
-
 rules.add_perm("panels.view_console", is_admin | is_supervisor)
 rules.add_perm("panels.manage_panel", is_admin | supervises_panel)
-rules.add_perm("panels.manage_expert", is_admin | supervises_expert)

@@ -5,24 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404
 
 from panels.models import Membership, Panel, SupervisorAction, SupervisorNotice
+from panels.rules import is_admin
 
 
 def panels_for_user(user: Any) -> QuerySet[Panel]:
     """Admins see every panel, supervisors only theirs."""
-    if user.is_staff or user.is_superuser:
+    if is_admin(user):
         return Panel.objects.all()
     return Panel.objects.filter(supervisors=user)
-
-
-def panel_for_user(user: Any, pk: int) -> Panel:
-    """The panel if the user may manage it; 404 otherwise (another panel does not exist)."""
-    panel = Panel.objects.filter(pk=pk).first()
-    if panel is None or not user.has_perm("panels.manage_panel", panel):
-        raise Http404
-    return panel
 
 
 def panel_experts(panel: Panel, *, status: str = "") -> QuerySet[Membership]:

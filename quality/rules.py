@@ -58,3 +58,22 @@ def supervises_attempt(user: Any, attempt: Any) -> bool:
 rules.add_perm("quality.manage_exam", is_admin | supervises_exam)
 rules.add_perm("quality.review_attempt", is_admin | supervises_attempt)
 rules.add_perm("quality.take_exam", is_expert)
+
+
+@rules.predicate
+def member_of_exam_panel(user: Any, exam: Any) -> bool:
+    if exam is None or not user.is_authenticated:
+        return False
+    return bool(exam.panel.memberships.filter(expert__user=user).exists())
+
+
+@rules.predicate
+def owns_attempt(user: Any, attempt: Any) -> bool:
+    if attempt is None or not user.is_authenticated:
+        return False
+    return bool(attempt.expert.user_id == user.pk)
+
+
+# A candidate takes the exams of the panels they belong to, and goes through their own attempts.
+rules.add_perm("quality.start_exam", is_expert & member_of_exam_panel)
+rules.add_perm("quality.continue_attempt", owns_attempt)

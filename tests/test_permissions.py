@@ -7,10 +7,14 @@ from http import HTTPStatus
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.test import Client
 from django.urls import reverse
 
 from material.models import Answer
+from panels.access import allowed, get_object_for, require
+from panels.models import Panel
 from panels.selectors import panels_for_user
 from tests.conftest import Personas
 from work.assignments import assignments_build
@@ -29,52 +33,65 @@ def _work(personas: Personas, make_answer: Callable[..., Answer]) -> tuple[Assig
     return a, b
 
 
-def test_experts_view_only_their_own_assignments(
+def test_experts_score_only_their_own_assignments(
     personas: Personas, make_answer: Callable[..., Answer]
 ) -> None:
     a, b = _work(personas, make_answer)
     user_a, user_b = personas.expert_a.user, personas.expert_b.user
-    assert user_a.has_perm("work.view_assignment", a)
-    assert not user_a.has_perm("work.view_assignment", b)
-    assert user_b.has_perm("work.view_assignment", b)
-    assert not user_b.has_perm("work.view_assignment", a)
-    assert not AnonymousUser().has_perm("work.view_assignment", a)
+    assert allowed(user_a, "work.score_assignment", a)
+    assert not allowed(user_a, "work.score_assignment", b)
+    assert allowed(user_b, "work.score_assignment", b)
+    assert not allowed(user_b, "work.score_assignment", a)
+    assert not allowed(AnonymousUser(), "work.score_assignment", a)
+    # Nobody else scores an expert's assignment, not even an admin (a superuser included).
+    for user in (personas.supervisor_a, personas.admin):
+        assert not allowed(user, "work.score_assignment", a)
 
 
 def test_supervisors_act_only_on_their_panels(
     personas: Personas, make_answer: Callable[..., Answer]
 ) -> None:
-    a, b = _work(personas, make_answer)
     sup_a, sup_b = personas.supervisor_a, personas.supervisor_b
-    assert sup_a.has_perm("work.view_assignment", a)
-    assert not sup_a.has_perm("work.view_assignment", b)
-    assert sup_a.has_perm("work.reassign_assignment", a)
-    assert not sup_a.has_perm("work.reassign_assignment", b)
-    assert sup_a.has_perm("panels.manage_panel", personas.panel_a)
-    assert not sup_a.has_perm("panels.manage_panel", personas.panel_b)
-    assert sup_a.has_perm("panels.manage_expert", personas.expert_a)
-    assert not sup_a.has_perm("panels.manage_expert", personas.expert_b)
-    assert sup_b.has_perm("panels.manage_panel", personas.panel_b)
+    assert allowed(sup_a, "panels.manage_panel", personas.panel_a)
+    assert not allowed(sup_a, "panels.manage_panel", personas.panel_b)
+    assert allowed(sup_b, "panels.manage_panel", personas.panel_b)
     assert list(panels_for_user(sup_a)) == [personas.panel_a]
 
 
 def test_admins_may_do_everything_experts_and_supervisors_may_not_import(
-    personas: Personas, make_answer: Callable[..., Answer]
+    personas: Personas,
 ) -> None:
-    a, b = _work(personas, make_answer)
     admin = personas.admin
-    for obj in (a, b):
-        assert admin.has_perm("work.view_assignment", obj)
-        assert admin.has_perm("work.reassign_assignment", obj)
-    assert admin.has_perm("material.import_material")
-    assert admin.has_perm("dataset.export_dataset")
+    for panel in (personas.panel_a, personas.panel_b):
+        assert allowed(admin, "panels.manage_panel", panel)
+    assert allowed(admin, "material.import_material")
+    assert allowed(admin, "dataset.export_dataset")
     for user in (personas.expert_a.user, personas.supervisor_a):
-        assert not user.has_perm("material.import_material")
-        assert not user.has_perm("dataset.export_dataset")
-    assert personas.expert_a.user.has_perm("work.view_queue")
-    assert not personas.supervisor_a.has_perm("work.view_queue")
-    assert personas.supervisor_a.has_perm("panels.view_console")
-    assert not personas.expert_a.user.has_perm("panels.view_console")
+        assert not allowed(user, "material.import_material")
+        assert not allowed(user, "dataset.export_dataset")
+    assert allowed(personas.expert_a.user, "work.view_queue")
+    assert not allowed(personas.supervisor_a, "work.view_queue")
+    assert allowed(personas.supervisor_a, "panels.view_console")
+    assert not allowed(personas.expert_a.user, "panels.view_console")
+
+
+def test_the_access_helper_answers_403_for_the_role_and_404_for_the_object(
+    personas: Personas,
+) -> None:
+    sup_a, expert = personas.supervisor_a, personas.expert_a.user
+    role = "panels.view_console"
+    assert get_object_for(sup_a, "panels.manage_panel", Panel, role=role, pk=personas.panel_a.pk)
+    # Another panel, and a panel that does not exist, look the same: 404.
+    for pk in (personas.panel_b.pk, 0):
+        with pytest.raises(Http404):
+            get_object_for(sup_a, "panels.manage_panel", Panel, role=role, pk=pk)
+    # Without the role, whatever the object: 403.
+    for pk in (personas.panel_a.pk, 0):
+        with pytest.raises(PermissionDenied):
+            get_object_for(expert, "panels.manage_panel", Panel, role=role, pk=pk)
+    require(sup_a, role)
+    with pytest.raises(PermissionDenied):
+        require(expert, role)
 
 
 def test_roles_reach_their_pages(personas: Personas, client: Client) -> None:

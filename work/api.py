@@ -14,6 +14,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from panels.access import allowed
 from protocol.rationale import MAX_LENGTH as RATIONALE_MAX_LENGTH
 from work import selectors, services
 from work.forms import BIGINT_MAX, TIME_SPENT_MAX_MS
@@ -30,8 +31,11 @@ class BoundedLimitOffset(LimitOffsetPagination):
 
 
 class IsExpert(permissions.BasePermission):
+    """The scoring API is for experts (`work.view_queue`); their own assignments only (the
+    queryset: another expert's work does not exist, 404)."""
+
     def has_permission(self, request: Request, view: Any) -> bool:
-        return bool(request.user.is_authenticated and hasattr(request.user, "expert"))
+        return allowed(request.user, "work.view_queue")
 
 
 class AssignmentListOutput(serializers.ModelSerializer[Assignment]):

@@ -7,7 +7,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from material.markdown import pygments_css
+from panels.access import check_object, require
 from panels.models import Expert
 from protocol.rationale import RationaleRule
 from work import hooks, selectors, services
@@ -24,10 +24,8 @@ from work.models import Assignment, AssignmentStatus, Estimate
 
 
 def _expert_or_403(request: HttpRequest) -> Expert:
-    expert = getattr(request.user, "expert", None)
-    if expert is None:
-        raise PermissionDenied
-    return expert
+    require(request.user, "work.view_queue")
+    return request.user.expert  # type: ignore[union-attr]
 
 
 # What the scoring page shows or checks of an assignment and its answer: long JSON and text
@@ -59,42 +57,48 @@ def _user_id(request: HttpRequest) -> int:
 
 
 def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
-    """The requesting expert's assignment, or 404: another expert's work does not exist for them.
+    """The assignment if the user may score it (`work.score_assignment`); 404 otherwise, and 403
+    for a user who is no expert at all (`work.view_queue`).
 
-    One query: the assignment is looked up through its expert's user, and the expert read with
-    it is cached on request.user (the page's navigation asks for it again). Whether the user is
-    an expert at all (403 otherwise) only needs asking when nothing was found.
+    One query: the assignment is read with its expert, which the rule compares to the user and
+    which is then cached on request.user (the page's navigation asks for it again).
     """
-    try:
-        assignment = (
-            Assignment.objects.select_related(
-                "expert", "answer__instruction__task", "answer__instruction__style", "panel"
-            )
-            .only(*_PAGE_FIELDS)
-            .annotate(membership_paused=services.membership_paused())
-            .get(pk=pk, expert__user_id=_user_id(request))
+    assignment = check_object(
+        request.user,
+        "work.score_assignment",
+        Assignment.objects.select_related(
+            "expert", "answer__instruction__task", "answer__instruction__style", "panel"
         )
-    except Assignment.DoesNotExist as exc:
-        _expert_or_403(request)
-        raise Http404 from exc
+        .only(*_PAGE_FIELDS)
+        .annotate(membership_paused=services.membership_paused())
+        .filter(pk=pk)
+        .first(),
+        role="work.view_queue",
+    )
     # Fills the reverse one-to-one cache (user.expert); nothing is written.
     request.user.expert = assignment.expert  # type: ignore[union-attr]
     return assignment
 
 
 def _own_triple_ids(request: HttpRequest, pk: int) -> list[int]:
-    """The criteria (triple ids) of the requesting expert's assignment; 403/404 as above.
+    """The criteria (triple ids) of an assignment the user may score; 403/404 as above.
 
-    One query for the submission, which locks and reads the assignment itself.
+    One query: the estimates are read with their assignment's expert, which the rule checks (the
+    submission locks and reads the assignment itself).
     """
-    triple_ids = list(
-        Estimate.objects.filter(
-            assignment_id=pk, assignment__expert__user_id=_user_id(request)
-        ).values_list("triple_id", flat=True)
+    estimates = list(
+        Estimate.objects.filter(assignment_id=pk)
+        .select_related("assignment__expert")
+        .only("triple_id", "assignment__id", "assignment__expert__user")
     )
-    if not triple_ids:
-        _own_assignment(request, pk)  # 403 or 404, unless it exists without estimates
-    return triple_ids
+    assignment = (
+        estimates[0].assignment
+        if estimates
+        # No estimates: whether it exists for the user at all is asked of the assignment.
+        else Assignment.objects.select_related("expert").filter(pk=pk).first()
+    )
+    check_object(request.user, "work.score_assignment", assignment, role="work.view_queue")
+    return [e.triple_id for e in estimates]
 
 
 @login_required

@@ -40,9 +40,8 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from judge_worker.backends.prefix_decode import (
     PrefixGroup,
     StepProcessor,
-    greedy_decode,
+    decode_groups,
     phase_timer,
-    split_by_group,
 )
 
 CASCADE_ATTENTION = "pollux_cascade"
@@ -553,13 +552,15 @@ def _generate(
         )
         return out.logits[:, -1, :].float()
 
-    generated = greedy_decode(
+    return decode_groups(
         scores,
         next_scores,
+        rows,
+        len(groups),
         max_new_tokens=max_new_tokens,
         eos_token_ids=eos_token_ids,
         pad_token_id=pad_token_id,
         step_processor=step_processor,
+        tick=tick,
+        since=t,
     )
-    tick("decode", t)
-    return split_by_group(rows, generated, len(groups), eos_token_ids)

@@ -214,16 +214,18 @@ def _generate_shared(
         )
         return out.logits[:, -1, :].float()
 
-    generated = greedy_decode(
+    return decode_groups(
         scores,
         next_scores,
+        rows,
+        len(groups),
         max_new_tokens=max_new_tokens,
         eos_token_ids=eos_token_ids,
         pad_token_id=pad_token_id,
         step_processor=step_processor,
+        tick=tick,
+        since=t,
     )
-    tick("decode", t)
-    return split_by_group(rows, generated, len(groups), eos_token_ids)
 
 
 def phase_timer(device: torch.device, timings: dict[str, float] | None) -> NextPhase:
@@ -276,6 +278,34 @@ def greedy_decode(
             if bool(done.all()):
                 break
     return generated
+
+
+def decode_groups(
+    first_scores: torch.Tensor,
+    next_scores: Callable[[int, torch.Tensor], torch.Tensor],
+    rows: Sequence[tuple[int, int]],
+    n_groups: int,
+    *,
+    max_new_tokens: int,
+    eos_token_ids: Sequence[int],
+    pad_token_id: int,
+    step_processor: StepProcessor | None,
+    tick: NextPhase,
+    since: float,
+) -> list[list[list[int]]]:
+    """The decode phase both engines end with: the greedy loop (timed as "decode" since
+    ``since``), then the generated ids per group per suffix; the engines differ only in
+    ``next_scores``, their forward pass of one step."""
+    generated = greedy_decode(
+        first_scores,
+        next_scores,
+        max_new_tokens=max_new_tokens,
+        eos_token_ids=eos_token_ids,
+        pad_token_id=pad_token_id,
+        step_processor=step_processor,
+    )
+    tick("decode", since)
+    return split_by_group(rows, generated, n_groups, eos_token_ids)
 
 
 def cut_at_eos(ids: Sequence[int], eos: Collection[int]) -> list[int]:

@@ -320,9 +320,7 @@ def test_report_and_export_columns_on_a_hand_made_run(
     assert (sp["n_same"], sp["n_other"]) == (2, 1)
     assert sp["same_gap"] == pytest.approx(((1 - 2) + (1 - 4 / 3)) / 2)
 
-    from judging.selectors import contradictions
-
-    assert contradictions(run) == [m.triple(0, "repeats").pk]
+    assert report["contradictions"] == [m.triple(0, "repeats").pk]
 
     columns, values = judge_columns([t.pk for t in m.triples()])
     assert "judge__tiny__score" in columns and "judge__tiny__config_version" in columns

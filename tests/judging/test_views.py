@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from judging import services
-from judging.models import JudgeConfig, JudgeRun, RunStatus
+from judging.models import JudgeConfig, JudgeReport, JudgeRun, RunStatus
 from tests.conftest import PASSWORD
 from tests.judging.conftest import ScriptedBackend, result
 
@@ -184,3 +184,23 @@ def test_the_run_page_shows_the_parse_failure_rate(
     assert run.parse_failure_rate == pytest.approx(0.5)
     page = login(personas.supervisor_a).get(reverse("judging_run", args=[run.pk]))
     assert '<span class="failure-rate">50%</span>' in page.content.decode()
+
+
+def test_the_drill_down_reads_only_the_stored_report(
+    personas: Any, judged_run: JudgeRun, django_capture_on_commit_callbacks: Any
+) -> None:
+    """Before a report is stored the page computes nothing itself: it says "computing", asks for
+    one computation and offers the recompute button; once stored, it lists the contradiction."""
+    JudgeReport.objects.filter(run=judged_run).delete()
+    client = login(personas.supervisor_a)
+    url = reverse("judging_contradictions", args=[judged_run.pk])
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        html = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert 'class="report-computing"' in html and 'class="card contradiction"' not in html
+    assert reverse("judging_report_recompute", args=[judged_run.pk]) in html
+    assert "contradicts no unanimous panel" not in html
+    assert len(callbacks) == 1
+    callbacks[0]()  # the computation runs (eager in tests) and stores the report
+    html = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert html.count('class="card contradiction"') == 1
+    assert 'class="report-computing"' not in html
