@@ -11,6 +11,7 @@ from jobs.models import JobKind
 from jobs.services import enqueue
 from panels.models import Expert, Panel
 from panels.services import actor_or_none, audit
+from protocol.overlap import can_add_slot
 from quality.exams import ExamError
 from quality.tasks import distribute_control_items
 from work.assignments import OPEN_STATUSES, assignment_release
@@ -82,9 +83,9 @@ def assignments_lock_batch(
 def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
     """Reopen a triple for rescoring: one more estimate slot, given to a fresh expert.
 
-    Submitted scores stay (they are evidence); the required overlap grows by one (at most 10)
-    and a build job of the triple's panel hands the new slot to a qualified expert who has not
-    scored the answer. Returns the job.
+    Submitted scores stay (they are evidence); the required overlap grows by one (at most
+    protocol.overlap.MAX_OVERLAP) and a build job of the triple's panel hands the new slot to a
+    qualified expert who has not scored the answer. Returns the job.
     """
 
     note = (note or "").strip()
@@ -92,7 +93,7 @@ def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
         raise ExamError(_("Say why the triple is reopened."))
     with transaction.atomic():
         locked = Triple.objects.select_for_update().select_related("panel").get(pk=triple.pk)
-        if locked.required_overlap >= 10:
+        if not can_add_slot(locked.required_overlap):
             raise ExamError(_("This triple already has the maximum number of slots."))
         locked.required_overlap += 1
         locked.reopened_note = note
