@@ -6,8 +6,6 @@ answers (quality.copies); a graded attempt keeps its material, references and ru
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import uuid
 from collections import defaultdict
@@ -16,13 +14,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from material.models import Answer
-from material.readers import xlsx_unpack_error
+from material.readers import read_table
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
 from quality.copies import ScoringSpec, answers_copy, scoring_material_create
@@ -237,37 +236,6 @@ class ImportReport:
 IMPORT_COLUMNS = ("answer", "criterion", "score", "comment")
 
 
-def _read_table(content: bytes, filename: str) -> list[dict[str, str]]:
-    if filename.lower().endswith(".xlsx"):
-        from django.conf import settings
-        from openpyxl import load_workbook
-
-        problem = xlsx_unpack_error(io.BytesIO(content), settings.IMPORT_MAX_BYTES)
-        if problem is not None:
-            raise ValueError(problem[1])
-        sheet = load_workbook(io.BytesIO(content), read_only=True, data_only=True).active
-        if sheet is None:
-            return []
-        raw_rows = list(sheet.iter_rows(values_only=True))
-        if not raw_rows:
-            return []
-        header = [str(h or "").strip().lower() for h in raw_rows[0]]
-        return [
-            {
-                header[i]: "" if v is None else str(v).strip()
-                for i, v in enumerate(r)
-                if i < len(header)
-            }
-            for r in raw_rows[1:]
-        ]
-    text = content.decode("utf-8-sig")
-    dialect = csv.Sniffer().sniff(text[:2048], delimiters=",;\t") if text.strip() else csv.excel
-    reader = csv.DictReader(io.StringIO(text), dialect=dialect)
-    return [
-        {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()} for row in reader
-    ]
-
-
 def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) -> ImportReport:
     """Import reference scores from CSV or XLSX: all rows or none, one error line per bad row.
 
@@ -277,7 +245,7 @@ def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) 
 
     report = ImportReport()
     try:
-        table = _read_table(content, filename)
+        table = read_table(content, filename, settings.IMPORT_MAX_BYTES)
     except Exception as exc:  # a broken file is the user's error, reported, never a 500
         report.errors.append(_("The file cannot be read: %(error)s") % {"error": exc})
         return report
