@@ -4,8 +4,6 @@ the scoring stop (work.services) follow it."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,11 +12,9 @@ import pytest
 
 from dataset.aggregation import EXCLUDED_CRITICAL, AggregationSettings, aggregate_estimates
 from protocol.critical import is_violation, violation_mask
+from tests.protocol.cases import shared_cases
 
-ROOT = Path(__file__).resolve().parents[2]
-CASES: list[dict[str, Any]] = json.loads(
-    (ROOT / "tests" / "data" / "critical_cases.json").read_text("utf-8")
-)["cases"]
+CASES = shared_cases("critical")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["why"])
@@ -42,7 +38,7 @@ def test_the_numpy_mask_agrees_on_the_shared_cases() -> None:
 def test_the_aggregation_drops_an_answer_exactly_on_a_vote() -> None:
     # Each case is one answer: the case's estimate on its gate (or a general criterion), plus a
     # general triple scored 2; the general triple leaves the dataset exactly when the case votes.
-    rows: list[dict[str, Any]] = []
+    rows: list[tuple[int, int, str, float, bool, int]] = []
     for answer, case in enumerate(CASES, start=1):
         group = "critical" if case["critical"] else "general"
         score = np.nan if case["score"] is None else float(case["score"])

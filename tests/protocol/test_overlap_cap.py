@@ -4,6 +4,7 @@ follow it."""
 from __future__ import annotations
 
 import pytest
+from django.db.models import CheckConstraint
 
 from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP, can_add_slot, capped_overlap
 from taxonomy.models import Criterion, CriterionGroup
@@ -31,6 +32,7 @@ def test_routing_caps_an_override_above_the_maximum() -> None:
 
 def test_the_database_check_is_built_from_the_same_bounds() -> None:
     check = next(c for c in Triple._meta.constraints if c.name == "triple_overlap_range")
+    assert isinstance(check, CheckConstraint)
     condition = str(check.condition)
     assert f"('required_overlap__gte', {MIN_OVERLAP})" in condition
     assert f"('required_overlap__lte', {MAX_OVERLAP})" in condition

@@ -4,9 +4,7 @@
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,11 +14,9 @@ import pytest
 from dataset.aggregation import AggregationSettings, aggregate_estimates
 from judging import metrics
 from protocol.verdict import mode, verdict_confidence
+from tests.protocol.cases import shared_cases
 
-ROOT = Path(__file__).resolve().parents[2]
-CASES: list[dict[str, Any]] = json.loads(
-    (ROOT / "tests" / "data" / "verdict_cases.json").read_text("utf-8")
-)["cases"]
+CASES = shared_cases("verdict")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["why"])
