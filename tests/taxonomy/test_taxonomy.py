@@ -135,7 +135,7 @@ def test_criteria_for_code_always_has_the_critical_gates() -> None:
     assert {c.key for c in criteria[2:]} == listed
 
 
-def test_the_one_walk_up_the_task_tree_agrees_with_each_tasks_lineage() -> None:
+def test_the_one_walk_up_the_task_tree_agrees_with_each_tasks_lineage(catalogue: None) -> None:
     # task_lineages is the walk every bulk reader uses; Task.lineage the per-object one.
     lineages, tops = task_lineages(), task_tops()
     tasks = list(Task.objects.select_related("parent__parent"))
