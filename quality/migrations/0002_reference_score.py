@@ -6,71 +6,141 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('material', '0001_initial'),
-        ('panels', '0001_initial'),
-        ('quality', '0001_initial'),
-        ('taxonomy', '0001_initial'),
+        ("material", "0001_initial"),
+        ("panels", "0001_initial"),
+        ("quality", "0001_initial"),
+        ("taxonomy", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
-        migrations.RemoveField(
-            model_name='referenceestimate',
-            name='answer',
+        # The two old models go first (their tables with their constraints): one table now.
+        migrations.DeleteModel(
+            name="ExamReference",
         ),
-        migrations.RemoveField(
-            model_name='referenceestimate',
-            name='author',
-        ),
-        migrations.RemoveField(
-            model_name='referenceestimate',
-            name='criterion',
-        ),
-        migrations.RemoveField(
-            model_name='referenceestimate',
-            name='panel',
+        migrations.DeleteModel(
+            name="ReferenceEstimate",
         ),
         migrations.CreateModel(
-            name='ReferenceScore',
+            name="ReferenceScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('score', models.SmallIntegerField(blank=True, null=True)),
-                ('is_na', models.BooleanField(default=False)),
-                ('comment', models.TextField(blank=True)),
-                ('answer', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='references', to='material.answer')),
-                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('criterion', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='taxonomy.criterion')),
-                ('item', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='references', to='quality.examitem')),
-                ('panel', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='references', to='panels.panel')),
-                ('rubric', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='taxonomy.rubric')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("score", models.SmallIntegerField(blank=True, null=True)),
+                ("is_na", models.BooleanField(default=False)),
+                ("comment", models.TextField(blank=True)),
+                (
+                    "answer",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="references",
+                        to="material.answer",
+                    ),
+                ),
+                (
+                    "author",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "criterion",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="taxonomy.criterion",
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="references",
+                        to="quality.examitem",
+                    ),
+                ),
+                (
+                    "panel",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="references",
+                        to="panels.panel",
+                    ),
+                ),
+                (
+                    "rubric",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="taxonomy.rubric",
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'reference score',
-                'verbose_name_plural': 'reference scores',
+                "verbose_name": "reference score",
+                "verbose_name_plural": "reference scores",
             },
         ),
-        migrations.DeleteModel(
-            name='ExamReference',
-        ),
-        migrations.DeleteModel(
-            name='ReferenceEstimate',
+        migrations.AddConstraint(
+            model_name="referencescore",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("item__isnull", False)),
+                fields=("item", "criterion"),
+                name="exam_reference_unique",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='referencescore',
-            constraint=models.UniqueConstraint(condition=models.Q(('item__isnull', False)), fields=('item', 'criterion'), name='exam_reference_unique'),
+            model_name="referencescore",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("item__isnull", True)),
+                fields=("answer", "criterion", "panel"),
+                name="reference_unique_per_panel",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='referencescore',
-            constraint=models.UniqueConstraint(condition=models.Q(('item__isnull', True)), fields=('answer', 'criterion', 'panel'), name='reference_unique_per_panel'),
+            model_name="referencescore",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(
+                        ("item__isnull", False),
+                        ("rubric__isnull", False),
+                        ("answer__isnull", True),
+                        ("panel__isnull", True),
+                    ),
+                    models.Q(
+                        ("answer__isnull", False), ("item__isnull", True), ("panel__isnull", False)
+                    ),
+                    _connector="OR",
+                ),
+                name="reference_one_owner",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='referencescore',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('item__isnull', False), ('rubric__isnull', False), ('answer__isnull', True), ('panel__isnull', True)), models.Q(('answer__isnull', False), ('item__isnull', True), ('panel__isnull', False)), _connector='OR'), name='reference_one_owner'),
-        ),
-        migrations.AddConstraint(
-            model_name='referencescore',
-            constraint=models.CheckConstraint(condition=models.Q(('item__isnull', True), ('is_na', True), ('score__isnull', False), _connector='OR'), name='exam_reference_has_value'),
+            model_name="referencescore",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("item__isnull", True),
+                    ("is_na", True),
+                    ("score__isnull", False),
+                    _connector="OR",
+                ),
+                name="exam_reference_has_value",
+            ),
         ),
     ]
