@@ -11,37 +11,27 @@ from jobs.models import JobKind
 from jobs.services import enqueue
 from panels.models import Expert, Panel
 from panels.services import actor_or_none, audit
+from protocol.overlap import can_add_slot
 from quality.exams import ExamError
 from quality.tasks import distribute_control_items
-from work.assignments import OPEN_STATUSES, assignment_release
-from work.models import Assignment, AssignmentKind, AssignmentStatus, Triple
+from work.assignments import assignments_reassign
+from work.models import Assignment, AssignmentStatus, Triple
 
 
 def expert_reassign(*, expert: Expert, panel: Panel, user: Any) -> Any:
-    """Release the expert's open work of this panel (only) and queue a build job of the panel
-    that hands it to other experts. Control items go too: a queue left with gold only would
-    tell the expert which items are gold."""
+    """Release the expert's open work of this panel (only; work.assignments.assignments_reassign)
+    and queue a build job of the panel that hands it to other experts."""
 
     with transaction.atomic():
-        open_assignments = list(
-            Assignment.objects.select_for_update().filter(
-                expert=expert,
-                panel=panel,
-                status__in=OPEN_STATUSES,
-                kind__in=[AssignmentKind.WORK, AssignmentKind.CONTROL],
-            )
-        )
-        for assignment in open_assignments:
-            assignment_release(assignment=assignment, reason="reassigned")
-        answers = sorted({a.answer_id for a in open_assignments if a.kind == AssignmentKind.WORK})
+        released = assignments_reassign(expert_id=expert.pk, panel_id=panel.pk)
         audit(
             action="reassign",
             actor=user,
             panel=panel,
             expert=expert,
-            data={"released": len(open_assignments)},
+            data={"released": released.released},
         )
-        return _build_job(panel=panel, user=user, answer_ids=answers, action="reassign")
+        return _build_job(panel=panel, user=user, answer_ids=released.answer_ids, action="reassign")
 
 
 @transaction.atomic
@@ -82,9 +72,9 @@ def assignments_lock_batch(
 def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
     """Reopen a triple for rescoring: one more estimate slot, given to a fresh expert.
 
-    Submitted scores stay (they are evidence); the required overlap grows by one (at most 10)
-    and a build job of the triple's panel hands the new slot to a qualified expert who has not
-    scored the answer. Returns the job.
+    Submitted scores stay (they are evidence); the required overlap grows by one (at most
+    protocol.overlap.MAX_OVERLAP) and a build job of the triple's panel hands the new slot to a
+    qualified expert who has not scored the answer. Returns the job.
     """
 
     note = (note or "").strip()
@@ -92,7 +82,7 @@ def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
         raise ExamError(_("Say why the triple is reopened."))
     with transaction.atomic():
         locked = Triple.objects.select_for_update().select_related("panel").get(pk=triple.pk)
-        if locked.required_overlap >= 10:
+        if not can_add_slot(locked.required_overlap):
             raise ExamError(_("This triple already has the maximum number of slots."))
         locked.required_overlap += 1
         locked.reopened_note = note

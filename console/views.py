@@ -32,7 +32,7 @@ from panels.access import allowed, get_object_for, require
 from panels.models import Expert, Membership, Panel
 from quality import control as control_services
 from quality import exams as exam_services
-from quality.models import ControlItem, ReferenceEstimate
+from quality.models import ControlItem, ReferenceScore
 from quality.rules import PanelAnswer
 from taxonomy.models import CriterionGroup
 from work.forms import parse_id, parse_score
@@ -427,9 +427,7 @@ def control_references(request: HttpRequest, pk: int, answer_id: int) -> HttpRes
         return redirect("console_control_references", pk=panel.pk, answer_id=answer.pk)
     existing = {
         r.criterion_id: r
-        for r in ReferenceEstimate.objects.filter(
-            answer=answer, panel=panel, criterion__in=criteria
-        )
+        for r in ReferenceScore.objects.filter(answer=answer, panel=panel, criterion__in=criteria)
     }
     rows_out = [
         {

@@ -24,7 +24,7 @@ from panels.access import get_object_for, require
 from panels.models import Expert
 from quality import exams as exam_services
 from quality import selectors as quality_selectors
-from quality.models import Exam, ExamAttempt, ExamReference
+from quality.models import Exam, ExamAttempt, ReferenceScore
 from taxonomy.services import criteria_for
 from work.forms import parse_id, parse_score
 
@@ -78,9 +78,9 @@ def exams_page(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _exam_context(exam: Exam) -> dict[str, object]:
     items = list(exam.items.select_related("answer__instruction__task").order_by("position", "pk"))
-    refs: dict[int, dict[int, ExamReference]] = {}
-    for ref in ExamReference.objects.filter(item__exam=exam):
-        refs.setdefault(ref.item_id, {})[ref.criterion_id] = ref
+    refs: dict[int, dict[int, ReferenceScore]] = {}
+    for ref in ReferenceScore.objects.filter(item__exam=exam):
+        refs.setdefault(ref.exam_item_id, {})[ref.criterion_id] = ref
     blocks = []
     criteria_cache: dict[tuple[int, int | None], list[object]] = {}
     for item in items:

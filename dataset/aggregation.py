@@ -11,13 +11,13 @@ Rules (each a setting, defaults follow POLLUX):
 
 1. estimates whose rationale breaks the rationale rules are dropped (kept in the database,
    counted in the report);
-2. when an answer has at least one critical-violation vote (a submitted estimate of a critical
-   criterion equal to the top of its binary scale), its non-critical triples leave the dataset;
+2. when an answer has at least one critical-violation vote (protocol.critical), its
+   non-critical triples leave the dataset;
 3. triples left with fewer than `min_estimates` estimates leave the dataset;
 4. triples whose estimates are all NA leave the dataset (`no_numeric_score`): they have no
    `criteria_score`, and POLLUX's own code reads it with `float(criteria_score)`; not a setting;
-5. per triple: mean (NA excluded), mode (none when tied), verdict confidence (share of the most
-   frequent score among the non-NA scores), number of estimates.
+5. per triple: mean (NA excluded), mode and verdict confidence (protocol.verdict: this module
+   is its numpy copy, tested against it on tests/data/verdict_cases.json), number of estimates.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from jobs.services import job_progress
 from lib.arrow import stream_query
 from material.models import Answer, Instruction, LanguageModel
 from panels.models import Panel
+from protocol.critical import violation_mask
 from protocol.rationale import SCRIPT_RANGES, RationaleRule
 from taxonomy.models import Criterion, CriterionGroup, Rubric, Task, best_of
 from taxonomy.services import task_tops
@@ -243,8 +244,8 @@ def aggregate_estimates(
     # Rule 2: a critical-violation vote on an answer drops its non-critical triples.
     critical_answers: np.ndarray = np.array([], dtype=np.int64)
     if rules.drop_after_critical:
-        crit_vote = (
-            (est["group"].to_numpy() == CriterionGroup.CRITICAL.value) & ~is_na & (score == top)
+        crit_vote = violation_mask(
+            est["group"].to_numpy() == CriterionGroup.CRITICAL.value, is_na, score, top
         )
         critical_answers = np.unique(est["answer_id"].to_numpy()[crit_vote])
         hit = np.isin(triples["answer_id"].to_numpy(), critical_answers) & (

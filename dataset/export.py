@@ -60,6 +60,7 @@ from lib.xlsx import EXCEL_MAX_CHARS, EXCEL_MAX_ROWS, TRUNCATION_MARKER, XlsxWri
 from material.models import Answer, Instruction, LanguageModel
 from panels.models import Expert, Panel
 from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
+from taxonomy.services import task_lineages
 from work import kinds
 from work.models import Assignment, Estimate, EstimateStatus, Triple
 
@@ -285,16 +286,12 @@ class ExportLookups:
         answer_text = IdMap.from_query(
             f"SELECT id, text FROM {Answer._meta.db_table} ORDER BY id"  # noqa: S608 (trusted table names)
         )
-        tasks = {t.pk: t for t in Task.objects.all()}
+        task_rows = {
+            pk: (name, path) for pk, name, path in Task.objects.values_list("pk", "name_en", "path")
+        }
         levels: dict[int, tuple[str, str, str]] = {}
-        for pk, task in tasks.items():
-            names: list[str] = []
-            node: Task | None = task
-            while node is not None:
-                names.append(node.name_en)
-                node = tasks.get(node.parent_id) if node.parent_id else None
-            names.reverse()
-            names += ["", "", ""]
+        for pk, path in task_lineages().items():
+            names = [task_rows[node][0] for node in path] + ["", "", ""]
             levels[pk] = (names[0], names[1], names[2])
         rubrics = list(Rubric.objects.all())
         return cls(
@@ -306,7 +303,7 @@ class ExportLookups:
             answer_ext=answer_ext,
             answer_text=answer_text,
             model=IdMap({lm.pk: str(lm) for lm in LanguageModel.objects.all()}),
-            task_path=IdMap({pk: t.path for pk, t in tasks.items()}),
+            task_path=IdMap({pk: row[1] for pk, row in task_rows.items()}),
             task_levels=levels,
             style=IdMap(dict(FunctionalStyle.objects.values_list("pk", "name_en"))),
             criterion_key=IdMap(dict(Criterion.objects.values_list("pk", "key"))),

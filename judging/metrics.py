@@ -13,22 +13,17 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# The mode and the verdict confidence are protocol rules (one home: protocol.verdict).
+from protocol.verdict import mode, verdict_confidence
+
+__all__ = ["mode", "verdict_confidence"]
+
 SUBSTITUTION_DRAWS = 100
-
-
-def mode(scores: Sequence[float]) -> float | None:
-    """The unique most frequent score; None for no scores or a tie."""
-    if not scores:
-        return None
-    counts = Counter(scores).most_common()
-    if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return None
-    return counts[0][0]
 
 
 def mean(values: Sequence[float]) -> float | None:
@@ -85,13 +80,6 @@ def spearman_by(
         groups[key][0].append(judge)
         groups[key][1].append(expert)
     return {key: (spearman(xs, ys), len(xs)) for key, (xs, ys) in sorted(groups.items(), key=str)}
-
-
-def verdict_confidence(scores: Sequence[float]) -> float | None:
-    """Share of the panel that gave the most frequent score (1.0 for a unanimous panel)."""
-    if not scores:
-        return None
-    return Counter(scores).most_common(1)[0][1] / len(scores)
 
 
 def substituted_confidence(

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import re
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from material.import_common import (
     XLSX_MAX_RATIO,
     XLSX_MAX_UNPACK_FACTOR,
     Errors,
+    TooManyErrors,
+    cell,
 )
 
 
@@ -127,9 +130,22 @@ def _check_utf8(path: Path, errors: Errors) -> bool:
     return True
 
 
-def open_csv(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
+def open_csv(
+    path: Path, errors: Errors, stack: list[Any], *, delimiters: str = ","
+) -> _Source | None:
+    """`delimiters`: with more than one, the header line decides (the one it holds most of),
+    for small tables saved by spreadsheets with a semicolon or a tab; the material import is
+    comma-separated."""
     if not _check_utf8(path, errors):
         return None
+    dialect: Any = csv.excel
+    if len(delimiters) > 1:
+        with path.open("rb") as head:
+            sample = head.read(4096).decode("utf-8-sig", errors="ignore")
+        header_line = sample.splitlines()[0] if sample.strip() else ""
+        best = max(delimiters, key=header_line.count)
+        if header_line.count(best):
+            dialect = type("HeaderDialect", (csv.excel,), {"delimiter": best})
     # Texts are long (answers of tens of thousands of characters); the csv module's default
     # field limit (128 KiB) would cut them.
     csv.field_size_limit(max(csv.field_size_limit(), 64 * 1024 * 1024))
@@ -137,7 +153,7 @@ def open_csv(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
     counter = _CountingReader(path.open("rb"))
     text = io.TextIOWrapper(io.BufferedReader(counter), encoding="utf-8-sig", newline="")
     stack.append(text)
-    reader = csv.reader(text)
+    reader = csv.reader(text, dialect=dialect)
     try:
         header = next(reader)
     except StopIteration:
@@ -436,3 +452,39 @@ def _parquet_repeats(batch: Any, columns: list[int]) -> list[bool]:
 
 def detect_format(path: Path) -> str | None:
     return EXTENSIONS.get(path.suffix.lower())
+
+
+def read_table(content: bytes, filename: str, max_bytes: int) -> list[dict[str, str]]:
+    """A small CSV (comma, semicolon or tab) or XLSX table held in memory, read by the material
+    import's openers (the same encoding and zip-bomb checks): the data rows as {lower-cased
+    header: stripped text cell}, blank rows left out. Raises ValueError with the first problem.
+
+    The one table-file reader for imports other than material (the exam references).
+    """
+    xlsx = filename.lower().endswith(".xlsx")
+    errors = Errors(limit=1)
+    stack: list[Any] = []
+    rows: list[dict[str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / ("table.xlsx" if xlsx else "table.csv")
+        path.write_bytes(content)
+        try:
+            if xlsx:
+                source = open_xlsx(path, max_bytes, errors, stack)
+            else:
+                source = open_csv(path, errors, stack, delimiters=",;\t")
+            if source is not None:
+                # Every column in every row (a short CSV row leaves the rest empty).
+                blank = dict.fromkeys((c for c in source.columns if c), "")
+                rows = [
+                    blank | {column: cell(value).strip() for column, value in row.items()}
+                    for _number, row in source.rows
+                ]
+        except TooManyErrors:
+            pass
+        finally:
+            for item in stack:
+                item.close()
+    if errors:
+        raise ValueError(errors.items[0].message)
+    return rows

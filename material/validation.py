@@ -42,12 +42,7 @@ class Catalogue:
         self.by_names: dict[tuple[str, ...], set[int]] = {}
         self.by_path: dict[str, set[int]] = {}
         for leaf in leaves:
-            lineage: list[Task] = []
-            node: Task | None = leaf
-            while node is not None:
-                lineage.append(node)
-                node = node.parent
-            lineage.reverse()
+            lineage = leaf.lineage()  # the parents are loaded above: no query
             # Every combination of English and Russian names per level (at most 2**3).
             combos: list[tuple[str, ...]] = [()]
             for node in lineage:

@@ -8,15 +8,15 @@ from quality.models import (
     Exam,
     ExamAttempt,
     ExamItem,
-    ReferenceEstimate,
+    ReferenceScore,
 )
 
 
-@admin.register(ReferenceEstimate)
-class ReferenceEstimateAdmin(admin.ModelAdmin):
-    list_display = ["answer", "criterion", "panel", "score", "is_na"]
+@admin.register(ReferenceScore)
+class ReferenceScoreAdmin(admin.ModelAdmin):
+    list_display = ["item", "answer", "criterion", "panel", "score", "is_na"]
     list_filter = ["panel"]
-    raw_id_fields = ["answer", "criterion"]
+    raw_id_fields = ["item", "answer", "criterion"]
 
 
 class ExamItemInline(admin.TabularInline):

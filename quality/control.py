@@ -24,7 +24,7 @@ from quality.models import (
     ControlItem,
     ControlSettings,
     ControlStanding,
-    ReferenceEstimate,
+    ReferenceScore,
 )
 from taxonomy.models import Criterion, CriterionGroup, Rubric
 from taxonomy.services import criteria_for
@@ -96,7 +96,7 @@ def control_references_set(
         if problems:
             raise ExamError(problems[0])
     for row in rows:
-        ReferenceEstimate.objects.update_or_create(
+        ReferenceScore.objects.update_or_create(
             answer=answer,
             criterion_id=row.criterion_id,
             panel=panel,
@@ -129,7 +129,7 @@ def control_item_add(*, panel: Panel, answer: Any, user: Any = None) -> ControlI
 
     if not answer_routed_to_panel(panel=panel, answer=answer):
         raise ExamError(_("This answer is not scored by the panel."))
-    if not ReferenceEstimate.objects.filter(answer=answer, panel=panel).exists():
+    if not ReferenceScore.objects.filter(answer=answer, panel=panel).exists():
         raise ExamError(_("The answer has no reference scores."))
     item, _created = ControlItem.objects.get_or_create(
         panel=panel, answer=answer, defaults={"created_by": actor_or_none(user)}
@@ -168,7 +168,7 @@ def control_items_distribute(*, panel_id: int) -> int:
         return 0
     panel = Panel.objects.get(pk=panel_id)
     with_refs = set(
-        ReferenceEstimate.objects.filter(
+        ReferenceScore.objects.filter(
             answer_id__in=[i.answer_id for i in items], panel_id=panel_id
         ).values_list("answer_id", flat=True)
     )
@@ -267,7 +267,7 @@ def control_on_assignment_submitted(assignment_id: int) -> None:
             )
         }
         total = matched = 0
-        for ref in ReferenceEstimate.objects.filter(
+        for ref in ReferenceScore.objects.filter(
             answer_id=delivery.item.answer_id, panel_id=delivery.item.panel_id
         ):
             est = estimates.get(ref.criterion_id)

@@ -6,8 +6,6 @@ answers (quality.copies); a graded attempt keeps its material, references and ru
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import uuid
 from collections import defaultdict
@@ -16,13 +14,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from material.models import Answer
-from material.readers import xlsx_unpack_error
+from material.readers import read_table
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
 from quality.copies import ScoringSpec, answers_copy, scoring_material_create
@@ -31,7 +30,7 @@ from quality.models import (
     ExamAttempt,
     ExamAttemptItem,
     ExamItem,
-    ExamReference,
+    ReferenceScore,
 )
 from taxonomy.models import Criterion, CriterionGroup
 from taxonomy.services import criteria_for
@@ -105,17 +104,17 @@ def _exam_writable(exam: Exam, user: Any) -> Exam:
         [ExamItem(exam=fresh, answer_id=i.answer_id, position=i.position) for i in old_items]
     )
     item_map = {old.pk: new.pk for old, new in zip(old_items, new_items, strict=True)}
-    ExamReference.objects.bulk_create(
+    ReferenceScore.objects.bulk_create(
         [
-            ExamReference(
-                item_id=item_map[r.item_id],
+            ReferenceScore(
+                item_id=item_map[r.exam_item_id],
                 criterion_id=r.criterion_id,
                 rubric_id=r.rubric_id,
                 score=r.score,
                 is_na=r.is_na,
                 comment=r.comment,
             )
-            for r in ExamReference.objects.filter(item__exam=latest)
+            for r in ReferenceScore.objects.filter(item__exam=latest)
         ]
     )
     audit(
@@ -214,7 +213,7 @@ def exam_references_set(*, exam: Exam, rows: Sequence[ReferenceInput], user: Any
             raise ExamError(_("The answer is not in this exam."))
         criterion = criteria[row.criterion_id]
         assert criterion.rubric is not None
-        ExamReference.objects.update_or_create(
+        ReferenceScore.objects.update_or_create(
             item=item,
             criterion=criterion,
             defaults={
@@ -237,37 +236,6 @@ class ImportReport:
 IMPORT_COLUMNS = ("answer", "criterion", "score", "comment")
 
 
-def _read_table(content: bytes, filename: str) -> list[dict[str, str]]:
-    if filename.lower().endswith(".xlsx"):
-        from django.conf import settings
-        from openpyxl import load_workbook
-
-        problem = xlsx_unpack_error(io.BytesIO(content), settings.IMPORT_MAX_BYTES)
-        if problem is not None:
-            raise ValueError(problem[1])
-        sheet = load_workbook(io.BytesIO(content), read_only=True, data_only=True).active
-        if sheet is None:
-            return []
-        raw_rows = list(sheet.iter_rows(values_only=True))
-        if not raw_rows:
-            return []
-        header = [str(h or "").strip().lower() for h in raw_rows[0]]
-        return [
-            {
-                header[i]: "" if v is None else str(v).strip()
-                for i, v in enumerate(r)
-                if i < len(header)
-            }
-            for r in raw_rows[1:]
-        ]
-    text = content.decode("utf-8-sig")
-    dialect = csv.Sniffer().sniff(text[:2048], delimiters=",;\t") if text.strip() else csv.excel
-    reader = csv.DictReader(io.StringIO(text), dialect=dialect)
-    return [
-        {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()} for row in reader
-    ]
-
-
 def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) -> ImportReport:
     """Import reference scores from CSV or XLSX: all rows or none, one error line per bad row.
 
@@ -277,7 +245,7 @@ def exam_import(*, exam: Exam, content: bytes, filename: str, user: Any = None) 
 
     report = ImportReport()
     try:
-        table = _read_table(content, filename)
+        table = read_table(content, filename, settings.IMPORT_MAX_BYTES)
     except Exception as exc:  # a broken file is the user's error, reported, never a 500
         report.errors.append(_("The file cannot be read: %(error)s") % {"error": exc})
         return report
@@ -440,7 +408,7 @@ def exam_refusal(exam: Exam, expert: Expert, *, now: Any = None) -> str:
         return _("This exam is not open.")
     if not Membership.objects.filter(expert=expert, panel_id=exam.panel_id).exists():
         return _("You are not a candidate of this panel.")
-    if not ExamReference.objects.filter(item__exam=exam).exists():
+    if not ReferenceScore.objects.filter(item__exam=exam).exists():
         return _("This exam has no questions yet.")
     attempts = list(
         ExamAttempt.objects.filter(expert=expert, exam__lineage=exam.lineage).order_by("-number")
@@ -473,7 +441,7 @@ def exam_attempt_start(*, exam: Exam, expert: Expert) -> ExamAttempt:
     attempt = ExamAttempt.objects.create(exam=exam, expert=expert, number=number)
     items = list(exam.items.order_by("position", "pk"))
     references = defaultdict(list)
-    for ref in ExamReference.objects.filter(item__exam=exam).select_related("criterion", "rubric"):
+    for ref in ReferenceScore.objects.filter(item__exam=exam).select_related("criterion", "rubric"):
         references[ref.item_id].append(ref)
     items = [i for i in items if references[i.pk]]
     sources = list(Answer.objects.filter(pk__in=[i.answer_id for i in items]))
@@ -485,7 +453,7 @@ def exam_attempt_start(*, exam: Exam, expert: Expert) -> ExamAttempt:
     specs = [
         ScoringSpec(
             criteria=[
-                (r.criterion, r.rubric)
+                (r.criterion, r.exam_rubric)
                 for r in sorted(references[i.pk], key=lambda r: (order[r.criterion.group], r.pk))
             ]
         )
@@ -560,21 +528,21 @@ def attempt_comparisons(attempt: ExamAttempt, *, tolerance: int | None = None) -
     }
     rows = []
     for ref in (
-        ExamReference.objects.filter(item__exam_id=attempt.exam_id)
+        ReferenceScore.objects.filter(item__exam_id=attempt.exam_id)
         .select_related("criterion", "rubric", "item")
         .order_by("item__position", "item_id", "pk")
     ):
-        answer_id = links.get(ref.item_id)
+        answer_id = links.get(ref.exam_item_id)
         est = estimates.get((answer_id, ref.criterion_id)) if answer_id else None
         submitted = est is not None and est.status == "submitted"
         score = est.score if submitted and est is not None else None
         is_na = bool(est.is_na) if submitted and est is not None else False
-        scale = ref.rubric.values
+        scale = ref.exam_rubric.values
         rows.append(
             Comparison(
-                item_id=ref.item_id,
-                position=ref.item.position,
-                answer_id=ref.item.answer_id,
+                item_id=ref.exam_item_id,
+                position=ref.exam_item.position,
+                answer_id=ref.exam_item.answer_id,
                 criterion=ref.criterion,
                 scale=scale,
                 ref_score=ref.score,

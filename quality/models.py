@@ -8,37 +8,7 @@ from django.utils.translation import gettext_lazy as _
 
 from material.models import Answer
 from panels.models import Expert, Panel
-from taxonomy.models import Criterion
-
-
-class ReferenceEstimate(models.Model):
-    """A panel's reference score with a comment on an answer: what its control items check.
-
-    References belong to a panel: critical criteria are scored by every panel, and one panel's
-    gold must never be read or overwritten by another's supervisor.
-    """
-
-    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="references")
-    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT)
-    panel = models.ForeignKey(Panel, on_delete=models.CASCADE, related_name="references")
-    score = models.SmallIntegerField(null=True, blank=True)
-    is_na = models.BooleanField(default=False)
-    comment = models.TextField(blank=True)
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
-    )
-
-    class Meta:
-        verbose_name = _("reference estimate")
-        verbose_name_plural = _("reference estimates")
-        constraints = [
-            models.UniqueConstraint(
-                fields=["answer", "criterion", "panel"], name="reference_unique_per_panel"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"reference {self.answer_id}/{self.criterion_id}"
+from taxonomy.models import Criterion, Rubric
 
 
 class Exam(models.Model):
@@ -98,30 +68,86 @@ class ExamItem(models.Model):
         return f"{self.exam_id}:{self.answer_id}"
 
 
-class ExamReference(models.Model):
-    """The reference score and comment of one criterion of one exam item."""
+class ReferenceScore(models.Model):
+    """A reference score with a comment on one criterion: the one model of both kinds of gold.
 
-    item = models.ForeignKey(ExamItem, on_delete=models.CASCADE, related_name="references")
-    criterion = models.ForeignKey("taxonomy.Criterion", on_delete=models.PROTECT, related_name="+")
-    # The rubric version the reference was written against: the candidate scores on it too.
-    rubric = models.ForeignKey("taxonomy.Rubric", on_delete=models.PROTECT, related_name="+")
+    Either of an exam item (`item`, with the rubric version the reference was written against:
+    the candidate scores on it too), or a panel's reference on an answer (`answer` and `panel`):
+    what its control items check. Panel references belong to a panel: critical criteria are
+    scored by every panel, and one panel's gold must never be read or overwritten by another's
+    supervisor.
+    """
+
+    item = models.ForeignKey(
+        ExamItem, on_delete=models.CASCADE, related_name="references", null=True, blank=True
+    )
+    answer = models.ForeignKey(
+        Answer, on_delete=models.CASCADE, related_name="references", null=True, blank=True
+    )
+    panel = models.ForeignKey(
+        Panel, on_delete=models.CASCADE, related_name="references", null=True, blank=True
+    )
+    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="+")
+    rubric = models.ForeignKey(
+        Rubric, on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
     score = models.SmallIntegerField(null=True, blank=True)
     is_na = models.BooleanField(default=False)
     comment = models.TextField(blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
 
     class Meta:
-        verbose_name = _("exam reference")
-        verbose_name_plural = _("exam references")
+        verbose_name = _("reference score")
+        verbose_name_plural = _("reference scores")
         constraints = [
-            models.UniqueConstraint(fields=["item", "criterion"], name="exam_reference_unique"),
+            models.UniqueConstraint(
+                fields=["item", "criterion"],
+                condition=models.Q(item__isnull=False),
+                name="exam_reference_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["answer", "criterion", "panel"],
+                condition=models.Q(item__isnull=True),
+                name="reference_unique_per_panel",
+            ),
+            # Exactly one owner: an exam item (with its rubric), or an answer of a panel.
             models.CheckConstraint(
-                condition=models.Q(is_na=True) | models.Q(score__isnull=False),
+                condition=(
+                    models.Q(item__isnull=False, rubric__isnull=False)
+                    & models.Q(answer__isnull=True, panel__isnull=True)
+                )
+                | models.Q(item__isnull=True, answer__isnull=False, panel__isnull=False),
+                name="reference_one_owner",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(item__isnull=True)
+                | models.Q(is_na=True)
+                | models.Q(score__isnull=False),
                 name="exam_reference_has_value",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.item_id}/{self.criterion_id}"
+        owner = f"item {self.item_id}" if self.item_id else f"answer {self.answer_id}"
+        return f"reference {owner}/{self.criterion_id}"
+
+    # An exam reference always has its item and rubric (`reference_one_owner`): typed accessors.
+    @property
+    def exam_item_id(self) -> int:
+        assert self.item_id is not None, "not an exam reference"
+        return self.item_id
+
+    @property
+    def exam_item(self) -> ExamItem:
+        assert self.item is not None, "not an exam reference"
+        return self.item
+
+    @property
+    def exam_rubric(self) -> Rubric:
+        assert self.rubric is not None, "not an exam reference"
+        return self.rubric
 
 
 class ExamAttempt(models.Model):
@@ -208,7 +234,7 @@ class ControlSettings(models.Model):
 
 
 class ControlItem(models.Model):
-    """A gold answer of a panel: the panel's ReferenceEstimates of the answer are the reference.
+    """A gold answer of a panel: the panel's ReferenceScores of the answer are the reference.
 
     The answer stays real work for every other panel. In its own panel it is gold only: the
     builder gives the panel no new work on it, and making it a control item releases the

@@ -102,13 +102,6 @@ class Task(BilingualMixin, models.Model):
     def __str__(self) -> str:
         return self.path
 
-    @property
-    def root(self) -> Task:
-        node = self
-        while node.parent_id is not None:
-            node = node.parent  # type: ignore[assignment]
-        return node
-
     def display_path(self) -> str:
         """The path in the active language (the stored `path` is the English natural key)."""
         return " / ".join([self.group.name, *(node.name for node in self.lineage())])

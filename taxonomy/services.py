@@ -293,18 +293,24 @@ def criteria_for(instruction: HasTaskAndStyle) -> list[Criterion]:
     return CriteriaIndex().for_task(instruction.task_id, instruction.style_id)
 
 
-def task_tops() -> dict[int, int]:
-    """Every task's top-level task (its POLLUX "task type"): {task id: level-0 ancestor id}.
+def task_lineages() -> dict[int, list[int]]:
+    """Every task's path from its top-level task: {task id: [top id, ..., task id]}.
 
     The one walk up the task tree, from one query: routing (the owner panel of a task), the
-    dataset's task dimension and the judge report's task pooling all use it.
+    dataset's task dimension and levels and the judge report's task pooling all use it (a
+    single task's objects: `Task.lineage`).
     """
 
     parents = dict(Task.objects.values_list("pk", "parent_id"))
-    tops: dict[int, int] = {}
+    lineages: dict[int, list[int]] = {}
     for pk in parents:
-        node = pk
-        while parents.get(node) is not None:
-            node = parents[node]
-        tops[pk] = node
-    return tops
+        path = [pk]
+        while parents.get(path[-1]) is not None:
+            path.append(parents[path[-1]])
+        lineages[pk] = path[::-1]
+    return lineages
+
+
+def task_tops() -> dict[int, int]:
+    """Every task's top-level task (its POLLUX "task type"): {task id: level-0 ancestor id}."""
+    return {pk: path[0] for pk, path in task_lineages().items()}

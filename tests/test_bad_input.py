@@ -20,7 +20,7 @@ from material.models import Answer
 from panels.models import Panel
 from protocol.rationale import MAX_LENGTH
 from quality.exams import exam_create, exam_import, exam_item_add
-from quality.models import Exam, ExamReference
+from quality.models import Exam, ReferenceScore
 from taxonomy.services import criteria_for
 from tests.conftest import PASSWORD, Personas, make_expert
 from work.assignments import assignments_build
@@ -210,12 +210,12 @@ def test_exam_import_with_unicode_ids_or_a_score_of_1e999_reports_the_row(
     )
     report = exam_import(exam=exam, content=content, filename="refs.csv")
     assert [e.split(":")[0] for e in report.errors] == ["Row 2", "Row 3", "Row 4", "Row 5", "Row 6"]
-    assert not ExamReference.objects.exists()
+    assert not ReferenceScore.objects.exists()
     # "2.0" as spreadsheets write it is still a score.
     report = exam_import(
         exam=exam, content=_csv([str(answer.pk), criterion.key, "2.0", ""]), filename="r.csv"
     )
-    assert report.errors == [] and ExamReference.objects.get().score == 2
+    assert report.errors == [] and ReferenceScore.objects.get().score == 2
 
 
 def test_exam_import_into_an_older_version_is_a_422_not_a_500(
@@ -237,7 +237,7 @@ def test_exam_import_into_an_older_version_is_a_422_not_a_500(
     )
     assert response.status_code == 422
     assert "latest version" in response.content.decode()
-    assert not ExamReference.objects.exists()
+    assert not ReferenceScore.objects.exists()
 
 
 def test_console_inputs_with_unicode_or_huge_numbers(exam_setup: Any, personas: Personas) -> None:

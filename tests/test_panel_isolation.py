@@ -22,7 +22,7 @@ from material.models import Answer
 from panels.models import Membership, Panel
 from quality import control as control_services
 from quality import exams as exam_services
-from quality.models import ControlItem, ControlStanding, ReferenceEstimate
+from quality.models import ControlItem, ControlStanding, ReferenceScore
 from taxonomy.models import CriterionGroup
 from tests.conftest import Personas, make_expert, make_user
 from work.assignments import assignments_build
@@ -98,7 +98,7 @@ def test_reference_scores_of_a_shared_critical_criterion_are_per_panel(
         _refs_url(science, answer),
         {f"score_{gate.pk}": str(high), f"comment_{gate.pk}": "S-gold"},
     )
-    by_panel = {r.panel_id: r for r in ReferenceEstimate.objects.filter(answer=answer)}
+    by_panel = {r.panel_id: r for r in ReferenceScore.objects.filter(answer=answer)}
     assert by_panel[panel_e.pk].score == low and by_panel[panel_e.pk].comment == "E-gold"
     assert by_panel[science.pk].score == high and by_panel[science.pk].comment == "S-gold"
     assert "E-gold" in _client(sup_e).get(_refs_url(panel_e, answer)).content.decode()
@@ -117,7 +117,7 @@ def test_an_answer_not_routed_to_the_panel_has_no_references_page(
     gate = _critical(personas.panel_b, literary)
     r = client.post(_refs_url(personas.panel_a, literary), {f"score_{gate.pk}": "0"})
     assert r.status_code == HTTPStatus.NOT_FOUND
-    assert not ReferenceEstimate.objects.exists()
+    assert not ReferenceScore.objects.exists()
     # An admin goes through a panel too: not Science's answer, not Science's gold.
     assert (
         _client(personas.admin).get(_refs_url(personas.panel_a, literary)).status_code

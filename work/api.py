@@ -123,26 +123,25 @@ class ErrorOutput(serializers.Serializer[Any]):
 
 def _detail(assignment: Assignment) -> dict[str, Any]:
     instruction = assignment.answer.instruction
-    criteria = []
-    for row in selectors.scoring_rows(assignment):
-        triple = row.estimate.triple
-        criteria.append(
-            {
-                "triple_id": triple.pk,
-                "key": triple.criterion.key,
-                "name": triple.criterion.name,
-                "description": triple.criterion.desc,
-                "group": triple.group,
-                "allows_na": triple.criterion.allows_na,
-                "levels": [
-                    {"value": v, "text": triple.rubric.level_text(v)} for v in triple.rubric.values
-                ],
-                "status": row.estimate.status,
-                "score": row.score,
-                "is_na": row.is_na,
-                "rationale": row.rationale,
-            }
-        )
+    # The page's rows (one builder), shaped for JSON: numbers stay numbers.
+    criteria = [
+        {
+            "triple_id": row["triple_id"],
+            "key": row["key"],
+            "name": row["name"],
+            "description": row["desc"],
+            "group": row["group"],
+            "allows_na": row["allows_na"],
+            "levels": [
+                {"value": int(level["value"]), "text": level["text"]} for level in row["levels"]
+            ],
+            "status": row["status"],
+            "score": row["score"],
+            "is_na": row["is_na"],
+            "rationale": row["rationale"],
+        }
+        for row in selectors.scoring_rows(assignment)
+    ]
     return {
         "id": assignment.pk,
         "status": assignment.status,

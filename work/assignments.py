@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -567,16 +568,32 @@ def assignment_release(*, assignment: Assignment, reason: str) -> None:
     assignment.save(update_fields=["status", "drafts_backup"])
 
 
-def assignments_reassign(*, expert_id: int) -> dict[str, int]:
-    """Release an expert's open work (a supervisor's action) and hand it to other experts."""
-    with transaction.atomic():
-        open_assignments = list(
-            Assignment.objects.select_for_update().filter(
-                expert_id=expert_id, status__in=OPEN_STATUSES, kind=AssignmentKind.WORK
-            )
-        )
-        for assignment in open_assignments:
-            assignment_release(assignment=assignment, reason="reassigned")
-    answers = [a.answer_id for a in open_assignments]
-    report = assignments_build(answer_ids=answers) if answers else {}
-    return {"released": len(open_assignments), **report}
+@dataclass(frozen=True)
+class Reassigned:
+    """What a reassign released: how many assignments, and the answers whose work must go to
+    other experts (the build that hands it out is the caller's: inline or a queued job)."""
+
+    released: int
+    answer_ids: list[int]
+
+
+@transaction.atomic
+def assignments_reassign(*, expert_id: int, panel_id: int | None = None) -> Reassigned:
+    """Release an expert's open work (a supervisor's action), of one panel or of all.
+
+    Control items go too: a queue left with gold only would tell the expert which items are
+    gold. The console's reassign (console.services.expert_reassign) is this plus its audit
+    and the panel's build job.
+    """
+    open_assignments = Assignment.objects.select_for_update().filter(
+        expert_id=expert_id,
+        status__in=OPEN_STATUSES,
+        kind__in=[AssignmentKind.WORK, AssignmentKind.CONTROL],
+    )
+    if panel_id is not None:
+        open_assignments = open_assignments.filter(panel_id=panel_id)
+    released = list(open_assignments)
+    for assignment in released:
+        assignment_release(assignment=assignment, reason="reassigned")
+    answers = sorted({a.answer_id for a in released if a.kind == AssignmentKind.WORK})
+    return Reassigned(released=len(released), answer_ids=answers)

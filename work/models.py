@@ -10,6 +10,7 @@ from django.utils.translation import pgettext_lazy
 
 from material.models import Answer
 from panels.models import Expert, Panel
+from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP
 from taxonomy.models import Criterion, CriterionGroup, Rubric
 
 
@@ -41,7 +42,8 @@ class Triple(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["answer", "criterion"], name="triple_unique"),
             models.CheckConstraint(
-                condition=Q(required_overlap__gte=1) & Q(required_overlap__lte=10),
+                condition=Q(required_overlap__gte=MIN_OVERLAP)
+                & Q(required_overlap__lte=MAX_OVERLAP),
                 name="triple_overlap_range",
             ),
         ]

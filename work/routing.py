@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from panels.models import Panel
+from protocol.overlap import capped_overlap
 from taxonomy.models import Criterion, CriterionGroup
 from taxonomy.services import task_tops
 
@@ -77,7 +78,8 @@ class RoutingTable:
 
 
 def overlap_for(criterion: Criterion) -> int:
-    """Required number of estimates: the criterion's override, else its group's default."""
+    """Required number of estimates: the criterion's override, else its group's default, within
+    the protocol's bounds (an override or setting of 12 must not fail the build on the check)."""
     if criterion.overlap_override:
-        return int(criterion.overlap_override)
-    return int(settings.POLLUX["OVERLAP"][criterion.group])
+        return capped_overlap(criterion.overlap_override)
+    return capped_overlap(settings.POLLUX["OVERLAP"][criterion.group])

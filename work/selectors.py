@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Case, Count, Exists, IntegerField, OuterRef, Q, QuerySet, Value, When
@@ -118,74 +117,6 @@ def next_assignment_id(user_id: int, after: int | None = None) -> int | None:
     return qs.order_by(_WORK_ORDER, "id").values_list("id", flat=True).first()
 
 
-@dataclass
-class CriterionRow:
-    estimate: Estimate
-    errors: list[str]
-    score: int | None
-    is_na: bool
-    rationale: str
-    # Resolved once here (in the active language) rather than per level in the template.
-    name: str = ""
-    desc: str = ""
-    top: int = 0
-    levels: list[tuple[int, str]] = field(default_factory=list)
-
-
-def scoring_rows(
-    assignment: Assignment, posted: Mapping[int, Any] | None = None, errors: Any = None
-) -> list[CriterionRow]:
-    """Criteria of an assignment in scoring order (critical gates first) with current values.
-
-    `posted` carries what the expert just sent, so a rejected form shows their text again.
-    """
-    estimates = list(
-        assignment.estimates.select_related("triple__criterion", "triple__rubric").order_by(
-            "triple__position"
-        )
-    )
-    backup = assignment.drafts_backup or {}
-    # A released reservation lost its open slots; what the expert typed there is still shown
-    # (read-only) from the backup, as unsaved estimates.
-    present = {e.triple_id for e in estimates}
-    orphan_ids = [int(k) for k in backup if k.isdigit() and int(k) not in present]
-    if orphan_ids:
-        for triple in Triple.objects.filter(pk__in=orphan_ids).select_related(
-            "criterion", "rubric"
-        ):
-            estimates.append(
-                Estimate(triple=triple, assignment=assignment, status=EstimateStatus.DRAFT)
-            )
-    order: dict[str, int] = {str(g): i for i, g in enumerate(GROUP_ORDER)}
-    estimates.sort(key=lambda e: (order.get(e.triple.group, 9), e.triple.position))
-    rows = []
-    for estimate in estimates:
-        value = (posted or {}).get(estimate.triple_id) or backup.get(str(estimate.triple_id))
-        if isinstance(value, dict):
-            score, is_na, rationale = value.get("score"), value.get("is_na"), value.get("rationale")
-        elif value is not None:
-            score, is_na, rationale = value.score, value.is_na, value.rationale
-        else:
-            score, is_na, rationale = estimate.score, estimate.is_na, estimate.rationale
-        rubric = estimate.triple.rubric
-        criterion = estimate.triple.criterion
-        values = rubric.values
-        rows.append(
-            CriterionRow(
-                estimate=estimate,
-                errors=(errors or {}).get(estimate.triple_id, []),
-                score=score,
-                is_na=bool(is_na),
-                rationale=rationale or "",
-                name=criterion.name,
-                desc=criterion.desc,
-                top=max(values),
-                levels=[(v, rubric.level_text(v)) for v in values],
-            )
-        )
-    return rows
-
-
 # The columns the scoring page shows of an estimate, its triple, criterion and rubric version.
 _PAGE_ESTIMATE_COLUMNS = (
     "triple_id",
@@ -198,6 +129,7 @@ _PAGE_ESTIMATE_COLUMNS = (
 _PAGE_TRIPLE_COLUMNS = (
     "group",
     "position",
+    "criterion__key",
     "criterion__name_ru",
     "criterion__name_en",
     "criterion__desc_ru",
@@ -213,15 +145,17 @@ def _pick(lang: str, ru: str, en: str) -> str:
     return (en or ru) if lang == "en" else (ru or en)
 
 
-def scoring_page_rows(
+def scoring_rows(
     assignment: Assignment, posted: Mapping[int, Any] | None = None, errors: Any = None
 ) -> list[dict[str, Any]]:
-    """The scoring page's criteria: what scoring_rows gives, as plain values.
+    """Criteria of an assignment in scoring order (critical gates first) with current values:
+    the one builder of the scoring page and the scoring API (work.api shapes its JSON from it).
 
-    Same rows, order and values as scoring_rows (which the API keeps using), but read with one
-    values_list query (a second one only for drafts orphaned by a released reservation), without
-    model instances, and resolved to display strings here, so that the template needs no
-    attribute lookups, number formatting or further queries.
+    `posted` carries what the expert just sent, so a rejected form shows their text again.
+    Read with one values_list query (a second one only for drafts orphaned by a released
+    reservation), without model instances, and resolved to display strings here, so that the
+    template needs no attribute lookups, number formatting or further queries; the raw values
+    the API needs (`triple_id`, `key`, `score`) ride along.
     """
     records: list[tuple[Any, ...]] = list(
         Estimate.objects.filter(assignment=assignment).values_list(
@@ -247,7 +181,7 @@ def scoring_page_rows(
     rows = []
     for record in records:
         (triple_id, status, score, is_na, rationale, time_spent_ms, group, _position) = record[:8]
-        name_ru, name_en, desc_ru, desc_en, allows_na, levels, best_end = record[8:]
+        key, name_ru, name_en, desc_ru, desc_en, allows_na, levels, best_end = record[8:]
         value = posted.get(triple_id) or backup.get(str(triple_id))
         if isinstance(value, dict):
             score, is_na, rationale = value.get("score"), value.get("is_na"), value.get("rationale")
@@ -257,6 +191,9 @@ def scoring_page_rows(
         values = [int(level["value"]) for level in levels]
         rows.append(
             {
+                "triple_id": triple_id,
+                "key": key,
+                "score": score,
                 "tid": str(triple_id),
                 "group": group,
                 "group_label": group_labels.get(group, group),

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from panels.models import Membership
+from protocol.critical import is_violation
 from protocol.rationale import MAX_LENGTH, RationaleRule, rationale_errors
 from taxonomy.models import CriterionGroup
 from work import hooks, kinds
@@ -204,24 +205,22 @@ def _check_draft(estimate: Estimate, item: ScoreInput) -> None:
 
 
 def _is_violation(estimate: Estimate, item: ScoreInput) -> bool:
-    """A critical criterion scored at the top of its binary scale (1 = reject) stops the rest."""
-    rubric = estimate.triple.rubric
-    return (
-        estimate.triple.group == CriterionGroup.CRITICAL
-        and not item.is_na
-        and item.score is not None
-        and item.score == rubric.max_value
+    """A critical-violation vote (protocol.critical) being sent stops the rest."""
+    return is_violation(
+        critical=estimate.triple.group == CriterionGroup.CRITICAL,
+        is_na=item.is_na,
+        score=item.score,
+        top=estimate.triple.rubric.max_value,
     )
 
 
 def _is_stored_violation(estimate: Estimate) -> bool:
     """A submitted estimate that is a critical-violation vote (same rule as `_is_violation`)."""
-    return (
-        estimate.status == EstimateStatus.SUBMITTED
-        and estimate.triple.group == CriterionGroup.CRITICAL
-        and not estimate.is_na
-        and estimate.score is not None
-        and estimate.score == estimate.triple.rubric.max_value
+    return estimate.status == EstimateStatus.SUBMITTED and is_violation(
+        critical=estimate.triple.group == CriterionGroup.CRITICAL,
+        is_na=estimate.is_na,
+        score=estimate.score,
+        top=estimate.triple.rubric.max_value,
     )
 
 

@@ -166,7 +166,7 @@ def _render_assignment(
         "assignment": assignment,
         "instruction": instruction,
         "answer_text": assignment.answer.text,
-        "rows": selectors.scoring_page_rows(assignment, posted, errors),
+        "rows": selectors.scoring_rows(assignment, posted, errors),
         "form_errors": form_errors or [],
         "closed_reason": closed_reason,
         "editable": assignment.status != AssignmentStatus.RELEASED and not assignment.locked,

@@ -18,7 +18,7 @@ from panels.models import Expert, Membership, SupervisorAction, SupervisorNotice
 from panels.services import expert_resume
 from quality import selectors as quality_selectors
 from quality.control import control_item_add, control_items_distribute, control_settings_update
-from quality.models import ControlDelivery, ControlStanding, ReferenceEstimate
+from quality.models import ControlDelivery, ControlStanding, ReferenceScore
 from tests.conftest import PASSWORD, Personas, make_expert
 from work.assignments import assignments_build
 from work.models import Assignment, AssignmentKind, Estimate, Triple
@@ -48,9 +48,9 @@ def _gold(answer: Answer, personas: Personas) -> None:
     """Reference scores for every panel-A triple criterion of the answer (all top scores)."""
     assignments_build(answer_ids=[answer.pk])
     triples = Triple.objects.filter(answer=answer, panel=personas.panel_a).select_related("rubric")
-    ReferenceEstimate.objects.bulk_create(
+    ReferenceScore.objects.bulk_create(
         [
-            ReferenceEstimate(
+            ReferenceScore(
                 answer=answer,
                 criterion_id=t.criterion_id,
                 panel=personas.panel_a,

@@ -26,6 +26,7 @@ from jobs.models import Job, JobKind, JobStatus
 from material.import_common import PROGRESS_TOTAL, ImportReport
 from material.importing import material_import
 from material.models import Answer, Instruction, LanguageModel
+from material.readers import read_table
 from material.tasks import import_material_job
 from panels.defaults import ensure_default_panels
 from taxonomy.models import Criterion
@@ -808,3 +809,32 @@ def test_deeply_nested_json_lines_get_a_row_error(tmp_path: Path) -> None:
     report = material_import(path=write("csv", csv_rows, tmp_path))
     assert errors_of(report) == [(3, "generation_meta", "bad_value")]
     assert counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t"])
+def test_the_one_table_reader_reads_small_csv_tables(sep: str) -> None:
+    # material.readers.read_table: the exam reference import reads its files through it.
+    content = sep.join(["Answer", " Criterion ", "score"]).encode() + b"\r\n"
+    content += sep.join(["7", "crit", " 2 "]).encode("utf-8") + b"\r\n\r\n"
+    content += sep.join(["8", "другой"]).encode("utf-8") + b"\r\n"
+    rows = read_table(b"\xef\xbb\xbf" + content, "refs.csv", 10_000_000)
+    assert rows == [
+        {"answer": "7", "criterion": "crit", "score": "2"},
+        {"answer": "8", "criterion": "другой", "score": ""},
+    ]
+
+
+def test_the_one_table_reader_reads_xlsx_and_refuses_bad_files() -> None:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    assert sheet is not None
+    sheet.append(["answer", "score"])
+    sheet.append([7, 2.0])
+    sheet.append([None, None])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    assert read_table(buffer.getvalue(), "r.XLSX", 10_000_000) == [{"answer": "7", "score": "2"}]
+    with pytest.raises(ValueError, match=r"UTF-8"):
+        read_table("answer,score\n7,плохо\n".encode("cp1251"), "refs.csv", 10_000_000)
+    with pytest.raises(ValueError):
+        read_table(b"not a zip", "refs.xlsx", 10_000_000)

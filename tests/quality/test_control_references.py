@@ -13,7 +13,7 @@ from material.models import Answer
 from panels.models import SupervisorAction
 from quality import control as control_services
 from quality import exams as exam_services
-from quality.models import ControlItem, ReferenceEstimate
+from quality.models import ControlItem, ReferenceScore
 from taxonomy.models import Criterion, CriterionGroup
 from tests.conftest import Personas
 
@@ -60,7 +60,7 @@ def test_saving_references_then_making_the_answer_a_control_item(
     }
     r = client.post(_url(personas, answer), data)
     assert r.status_code == HTTPStatus.FOUND
-    refs = {r.criterion_id: r for r in ReferenceEstimate.objects.filter(answer=answer)}
+    refs = {r.criterion_id: r for r in ReferenceScore.objects.filter(answer=answer)}
     assert set(refs) == {first.pk, second.pk}  # blank criteria get no reference
     assert refs[first.pk].score == first.rubric.max_value
     assert refs[first.pk].comment == "Всё верно."
@@ -69,10 +69,10 @@ def test_saving_references_then_making_the_answer_a_control_item(
     # Editing replaces, it does not duplicate.
     data[f"score_{first.pk}"] = str(min(first.rubric.values))
     client.post(_url(personas, answer), data)
-    assert ReferenceEstimate.objects.get(answer=answer, criterion=first).score == min(
+    assert ReferenceScore.objects.get(answer=answer, criterion=first).score == min(
         first.rubric.values
     )
-    assert ReferenceEstimate.objects.filter(answer=answer).count() == 2
+    assert ReferenceScore.objects.filter(answer=answer).count() == 2
     client.post(
         reverse("console_control", args=[personas.panel_a.pk]),
         {"action": "add", "answer": answer.pk},
@@ -97,10 +97,10 @@ def test_a_score_off_the_scale_writes_nothing(
         follow=True,
     )
     assert "is not on the scale" in r.content.decode()
-    assert not ReferenceEstimate.objects.filter(answer=answer).exists()
+    assert not ReferenceScore.objects.filter(answer=answer).exists()
     r = client.post(_url(personas, answer), {f"score_{good.pk}": "two"}, follow=True)
     assert "Unknown score" in r.content.decode()
-    assert not ReferenceEstimate.objects.exists()
+    assert not ReferenceScore.objects.exists()
 
 
 def test_criteria_of_other_panels_are_refused_by_the_service(
@@ -116,7 +116,7 @@ def test_criteria_of_other_panels_are_refused_by_the_service(
     row = exam_services.ReferenceInput(answer_id=answer.pk, criterion_id=foreign.pk, score=0)
     with pytest.raises(exam_services.ExamError, match="does not score"):
         control_services.control_references_set(panel=personas.panel_a, answer=answer, rows=[row])
-    assert not ReferenceEstimate.objects.exists()
+    assert not ReferenceScore.objects.exists()
 
 
 def test_only_the_panels_supervisors_and_admins_reach_the_page(

@@ -9,6 +9,7 @@ from http import HTTPStatus
 from typing import Any
 
 import pytest
+from django.db import IntegrityError, transaction
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -29,7 +30,7 @@ from quality.exams import (
     exam_refusal,
     exam_update,
 )
-from quality.models import Exam, ExamAttempt, ExamReference
+from quality.models import Exam, ExamAttempt, ReferenceScore
 from taxonomy.models import Criterion
 from taxonomy.services import criteria_for
 from tests.conftest import PASSWORD, Personas, make_expert
@@ -267,8 +268,8 @@ def test_changing_a_taken_exam_makes_a_new_version_and_keeps_the_graded_attempt(
     exam.refresh_from_db()
     assert exam.is_active is False and v2.is_active is True
     # v1's reference is untouched; the attempt still points at v1 with the same grade.
-    assert ExamReference.objects.get(item__exam=exam, criterion=c["a"]).score == 2
-    assert ExamReference.objects.get(item__exam=v2, criterion=c["a"]).score == 1
+    assert ReferenceScore.objects.get(item__exam=exam, criterion=c["a"]).score == 2
+    assert ReferenceScore.objects.get(item__exam=v2, criterion=c["a"]).score == 1
     graded.refresh_from_db()
     assert graded.exam_id == exam.pk and graded.coefficient == pytest.approx(0.6)
     with pytest.raises(ExamError):
@@ -443,7 +444,7 @@ def test_import_reports_every_bad_row_and_imports_nothing(setup: Any) -> None:
     assert len(report.errors) == 5
     assert [e.split(":")[0] for e in report.errors] == ["Row 3", "Row 4", "Row 5", "Row 6", "Row 7"]
     assert "999999" in report.errors[0]
-    assert not exam.items.exists() and not ExamReference.objects.exists()
+    assert not exam.items.exists() and not ReferenceScore.objects.exists()
 
 
 def test_import_from_xlsx_adds_items_and_references(setup: Any) -> None:
@@ -462,7 +463,7 @@ def test_import_from_xlsx_adds_items_and_references(setup: Any) -> None:
     assert report.errors == [] and report.rows == 3
     assert report.exam is not None and report.exam.pk == exam.pk
     assert exam.items.count() == 2
-    na = ExamReference.objects.get(item__exam=exam, criterion=c["na"])
+    na = ReferenceScore.objects.get(item__exam=exam, criterion=c["na"])
     assert na.is_na and na.score is None and na.comment == "Неприменимо здесь"
 
 
@@ -534,3 +535,39 @@ def test_regular_work_never_hands_over_to_an_open_exam(setup: Any) -> None:
     client.login(username="candidate", password=PASSWORD)
     response = client.get(reverse("queue_next"))
     assert response["Location"] == reverse("queue")
+
+
+def test_one_reference_model_holds_exam_and_panel_gold(setup: Any) -> None:
+    # ReferenceScore is both kinds of gold: an exam item's reference and a panel's reference on
+    # an answer, side by side in one table; the database keeps each row to exactly one owner.
+    personas, answers, c, _candidate = setup
+    exam = exam_create(panel=personas.panel_a, title="T", user=personas.supervisor_a)
+    exam, item = exam_item_add(exam=exam, answer=answers[0], user=personas.supervisor_a)
+    criterion = c["a"]
+    assert criterion.rubric is not None
+    value = criterion.rubric.values[0]
+    exam_ref = ReferenceScore.objects.create(
+        item=item, criterion=criterion, rubric=criterion.rubric, score=value
+    )
+    panel_ref = ReferenceScore.objects.create(
+        answer=answers[0], panel=personas.panel_a, criterion=criterion, score=value
+    )
+    assert list(item.references.all()) == [exam_ref]
+    assert list(answers[0].references.all()) == [panel_ref]
+    refused = [
+        {"criterion": criterion, "score": value},  # no owner
+        {  # two owners
+            "item": item,
+            "answer": answers[0],
+            "panel": personas.panel_a,
+            "criterion": criterion,
+            "rubric": criterion.rubric,
+            "score": value,
+        },
+        {"item": item, "criterion": c["b"], "score": value},  # an exam reference needs its rubric
+        {"item": item, "criterion": c["b"], "rubric": criterion.rubric},  # ... and a value
+        {"answer": answers[0], "criterion": criterion, "score": value},  # a panel's, no panel
+    ]
+    for fields in refused:
+        with pytest.raises(IntegrityError), transaction.atomic():
+            ReferenceScore.objects.create(**fields)

@@ -216,7 +216,7 @@ def EXAM_REFERENCES(w: World, s: Side) -> dict[str, Any]:
     ref = s.exam_item.references.select_related("rubric").get()
     return {
         "answer": str(s.exam_item.answer_id),
-        f"score_{ref.criterion_id}": str(max(ref.rubric.values)),
+        f"score_{ref.criterion_id}": str(max(ref.exam_rubric.values)),
         f"comment_{ref.criterion_id}": "Новый комментарий",
     }
 

@@ -10,7 +10,7 @@ from django.utils import translation
 
 from material.models import Instruction
 from taxonomy.models import Criterion, CriterionGroup, FunctionalStyle, Rubric, Task, TaskGroup
-from taxonomy.services import CATALOGUE_DIR, criteria_for, load_pollux
+from taxonomy.services import CATALOGUE_DIR, criteria_for, load_pollux, task_lineages, task_tops
 from tests.conftest import leaf
 
 pytestmark = pytest.mark.django_db
@@ -133,3 +133,17 @@ def test_criteria_for_code_always_has_the_critical_gates() -> None:
     assert set(groups[2:]) == {"task"}
     listed = set(code_leaf.taskcriterion_set.values_list("criterion__key", flat=True))
     assert {c.key for c in criteria[2:]} == listed
+
+
+def test_the_one_walk_up_the_task_tree_agrees_with_each_tasks_lineage(catalogue: None) -> None:
+    # task_lineages is the walk every bulk reader uses; Task.lineage the per-object one.
+    lineages, tops = task_lineages(), task_tops()
+    tasks = list(Task.objects.select_related("parent__parent"))
+    assert len(lineages) == len(tasks) > 0
+    deep = 0
+    for task in tasks:
+        expected = [node.pk for node in task.lineage()]
+        assert lineages[task.pk] == expected
+        assert tops[task.pk] == expected[0]
+        deep += len(expected) == 3
+    assert deep > 0, "the catalogue has three-level tasks: the walk must be exercised"

@@ -216,8 +216,13 @@ def test_a_supervisor_reassigns_an_experts_open_work(make_answer: Callable[..., 
     assignments_build(answer_ids=[answer.pk])
     holder = Assignment.objects.filter(panel=science).first()
     assert holder is not None
-    report = assignments_reassign(expert_id=holder.expert_id)
-    assert report["released"] >= 1
+    # Scoped to another panel, the one reassign releases nothing of this one.
+    elsewhere = Panel.objects.exclude(pk=science.pk).first()
+    assert elsewhere is not None
+    assert assignments_reassign(expert_id=holder.expert_id, panel_id=elsewhere.pk).released == 0
+    released = assignments_reassign(expert_id=holder.expert_id)
+    assert released.released >= 1 and released.answer_ids == [answer.pk]
+    assignments_build(answer_ids=released.answer_ids)
     active = Assignment.objects.filter(panel=science, answer=answer).exclude(status="released")
     assert holder.expert_id not in set(active.values_list("expert_id", flat=True))
     assert active.count() == 2
@@ -475,7 +480,8 @@ def test_estimate_copies_stay_equal_to_their_source(
     # ... and a supervisor moves an expert's open work to the others.
     moved = Assignment.objects.filter(panel=science, status="assigned").order_by("pk").last()
     assert moved is not None
-    assert assignments_reassign(expert_id=moved.expert_id)["estimates_created"] > 0
+    released = assignments_reassign(expert_id=moved.expert_id)
+    assert assignments_build(answer_ids=released.answer_ids)["estimates_created"] > 0
     assert _copies_out_of_step() == []
 
     # Scoring writes the rubric the scores were given under.

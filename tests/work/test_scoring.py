@@ -280,6 +280,55 @@ def test_the_form_shows_errors_and_keeps_what_was_typed(
     assert Estimate.objects.get(assignment=a, triple_id=first.triple_id).score == 1
 
 
+def test_the_api_and_the_page_show_the_same_rows(
+    make_answer: Callable[..., Answer], client: Client
+) -> None:
+    # One builder (work.selectors.scoring_rows) feeds both: same criteria, order and values,
+    # drafts included (a scored draft and an NA draft).
+    a, _b = _setup(make_answer)
+    items = _good_items(a)
+    estimate_save_draft(assignment=a, item=items[0])
+    na_row = next(
+        e
+        for e in a.estimates.select_related("triple__criterion")
+        if e.triple.criterion.allows_na and e.triple_id != items[0].triple_id
+    )
+    estimate_save_draft(
+        assignment=a,
+        item=ScoreInput(triple_id=na_row.triple_id, score=None, is_na=True, rationale=GOOD),
+    )
+    client.force_login(a.expert.user)
+    page = client.get(reverse("assignment", args=[a.pk]))
+    api = client.get(f"/api/assignments/{a.pk}/").json()["criteria"]
+
+    def shown(rows: list[dict[str, Any]], score: Callable[[dict[str, Any]], Any]) -> list[Any]:
+        return [
+            (
+                int(r["triple_id"] if "triple_id" in r else r["tid"]),
+                r["name"],
+                r["group"],
+                r["status"],
+                score(r),
+                r["is_na"],
+                r["rationale"],
+                [(str(level["value"]), level["text"]) for level in r["levels"]],
+            )
+            for r in rows
+        ]
+
+    page_rows = shown(
+        page.context["rows"],
+        lambda r: next((int(lv["value"]) for lv in r["levels"] if lv["on"]), None),
+    )
+    api_rows = shown(api, lambda r: None if r["is_na"] else r["score"])
+    assert page_rows == api_rows
+    assert len(api_rows) == a.estimates.count() >= 2
+    drafted = {row[0]: row for row in api_rows}
+    assert drafted[items[0].triple_id][4] == items[0].score
+    assert drafted[na_row.triple_id][5] is True
+    assert [r["description"] for r in api] == [r["desc"] for r in page.context["rows"]]
+
+
 def test_the_api_scores_an_answer(make_answer: Callable[..., Answer], client: Client) -> None:
     a, _b = _setup(make_answer)
     client.force_login(a.expert.user)

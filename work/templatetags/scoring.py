@@ -24,7 +24,7 @@ def score_options(row: Mapping[str, Any], editable: bool, na_text: str) -> SafeS
 
     A page has about 50 of them; written here rather than as a template loop they cost a
     tenth of the time (the loop's lookups and tags were the largest part of rendering the
-    page). `row` is a row of selectors.scoring_page_rows; every value written is escaped.
+    page). `row` is a row of selectors.scoring_rows; every value written is escaped.
     """
     name = f"score_{escape(row['tid'])}"
     disabled = "" if editable else " disabled"
