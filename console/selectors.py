@@ -16,6 +16,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from dataset.models import TripleAggregate
+from lib.sql import fetch_all
 from material.models import Answer, Instruction
 from panels.models import Membership, Panel, SupervisorNotice
 from quality.models import ControlItem, ControlStanding
@@ -82,12 +83,6 @@ def panel_progress(panels: QuerySet[Panel]) -> list[dict[str, Any]]:
     return rows
 
 
-def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return list(cursor.fetchall())
-
-
 # One estimate row per counted vote; the NOT EXISTS leave exam and control copies out, and the
 # panel's own gold answers (no more work of the panel on them: they would never be done).
 _DONE_PER_TRIPLE = f"""
@@ -118,7 +113,7 @@ class ProgressRow:
 def progress_by_group(panel: Panel) -> list[ProgressRow]:
     """Triples done (all required votes in) / required, per criterion group."""
 
-    rows = _fetch(
+    rows = fetch_all(
         f"""SELECT "group", COUNT(*), COUNT(*) FILTER (WHERE done >= required_overlap)
             FROM ({_DONE_PER_TRIPLE}) x GROUP BY "group" """,  # noqa: S608 (constant SQL)
         [panel.pk],
@@ -149,7 +144,7 @@ def localise_task_rows(rows: list[ProgressRow]) -> list[ProgressRow]:
 def progress_by_task(panel: Panel, limit: int = 200) -> list[ProgressRow]:
     """Triples done / required per leaf task of the instructions."""
 
-    rows = _fetch(
+    rows = fetch_all(
         f"""SELECT i.task_id, COUNT(*), COUNT(*) FILTER (WHERE x.done >= x.required_overlap)
             FROM ({_DONE_PER_TRIPLE}) x
             JOIN {_ANSWER} a ON a.id = x.answer_id
@@ -168,7 +163,7 @@ def progress_by_task(panel: Panel, limit: int = 200) -> list[ProgressRow]:
 def throughput_per_day(panel: Panel, days: int = 30) -> list[tuple[date, int]]:
     """Estimates submitted per day over the last `days` days (zeros included)."""
     since = timezone.now() - timedelta(days=days)
-    rows = _fetch(
+    rows = fetch_all(
         f"""SELECT DATE(e.submitted_at) AS d, COUNT(*)
            FROM {_ESTIMATE} e JOIN {_TRIPLE} t ON t.id = e.triple_id
            WHERE t.panel_id = %s AND e.status IN ('submitted', 'skipped')
@@ -193,7 +188,7 @@ def progress_over_time(
     series = throughput_per_day(panel, days) if series is None else series
     if not series:
         return []
-    before = _fetch(
+    before = fetch_all(
         f"""SELECT COUNT(*) FROM {_ESTIMATE} e
            JOIN {_TRIPLE} t ON t.id = e.triple_id
            WHERE t.panel_id = %s AND e.status IN ('submitted', 'skipped')
@@ -248,13 +243,13 @@ def median_times(panel: Panel) -> dict[str, Any]:
     """Median seconds per submitted answer (work only) and per criterion."""
     if connection.vendor != "postgresql":
         return _median_times_portable(panel)
-    per_answer = _fetch(
+    per_answer = fetch_all(
         f"""SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY time_spent_ms), COUNT(*)
            FROM {_ASSIGNMENT}
            WHERE panel_id = %s AND kind = 'work' AND status = 'submitted'""",  # noqa: S608
         [panel.pk],
     )[0]
-    per_criterion = _fetch(
+    per_criterion = fetch_all(
         f"""SELECT c.key, c.name_en, c.name_ru,
                   percentile_cont(0.5) WITHIN GROUP (ORDER BY e.time_spent_ms), COUNT(*)
            FROM {_ESTIMATE} e
@@ -403,7 +398,7 @@ def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) ->
 
 def score_distribution(panel: Panel, limit: int = 24) -> list[dict[str, Any]]:
     """Counts of each score (and NA) per criterion, for small-multiple bar charts."""
-    rows = _fetch(
+    rows = fetch_all(
         f"""SELECT c.key, c.name_en, c.name_ru,
                   CASE WHEN e.is_na THEN 'NA' ELSE CAST(e.score AS TEXT) END, COUNT(*)
            FROM {_ESTIMATE} e
@@ -424,7 +419,7 @@ def score_distribution(panel: Panel, limit: int = 24) -> list[dict[str, Any]]:
 
 def confidence_histogram(panel: Panel, bins: int = 10) -> list[int]:
     """How confident the aggregated verdicts are: counts per confidence bin in [0, 1]."""
-    rows = _fetch(
+    rows = fetch_all(
         # Confidences take few distinct values (shares of a handful of votes): bin in Python.
         f"""SELECT a.confidence, COUNT(*)
            FROM {_AGGREGATE} a JOIN {_TRIPLE} t ON t.id = a.triple_id

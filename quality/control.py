@@ -18,7 +18,7 @@ from material.models import Answer
 from panels.models import Expert, Membership, Panel, SupervisorAction, SupervisorNotice
 from panels.services import actor_or_none, audit
 from quality.copies import ScoringSpec, answers_copy, scoring_material_create
-from quality.exams import ExamError, ReferenceInput, reference_errors
+from quality.exams import ExamError, ReferenceInput, references_check
 from quality.models import (
     ControlDelivery,
     ControlItem,
@@ -88,13 +88,9 @@ def control_references_set(
     """Write the answer's reference scores for the panel's criteria (all rows, or none)."""
 
     allowed = {c.pk: c for c in control_reference_criteria(panel=panel, answer=answer)}
-    for row in rows:
-        criterion = allowed.get(row.criterion_id)
-        if criterion is None:
-            raise ExamError(_("This panel does not score that criterion on this answer."))
-        problems = reference_errors(criterion, row.score, row.is_na)
-        if problems:
-            raise ExamError(problems[0])
+    references_check(
+        allowed, rows, unknown=_("This panel does not score that criterion on this answer.")
+    )
     for row in rows:
         ReferenceScore.objects.update_or_create(
             answer=answer,

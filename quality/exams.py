@@ -189,6 +189,20 @@ def reference_errors(criterion: Criterion, score: int | None, is_na: bool) -> li
     return []
 
 
+def references_check(
+    criteria: dict[int, Criterion], rows: Sequence[ReferenceInput], *, unknown: str
+) -> None:
+    """Refuse the whole set at its first bad row: a criterion outside `criteria` (`unknown` says
+    why) or a score off its rubric. Exam and panel references share the rule."""
+    for row in rows:
+        criterion = criteria.get(row.criterion_id)
+        if criterion is None:
+            raise ExamError(unknown)
+        problems = reference_errors(criterion, row.score, row.is_na)
+        if problems:
+            raise ExamError(problems[0])
+
+
 @transaction.atomic
 def exam_references_set(*, exam: Exam, rows: Sequence[ReferenceInput], user: Any = None) -> Exam:
     """Write reference scores and comments (replacing those of the same item and criterion)."""
@@ -198,13 +212,7 @@ def exam_references_set(*, exam: Exam, rows: Sequence[ReferenceInput], user: Any
             pk__in={r.criterion_id for r in rows}
         )
     }
-    for row in rows:
-        criterion = criteria.get(row.criterion_id)
-        if criterion is None:
-            raise ExamError(_("Unknown criterion."))
-        problems = reference_errors(criterion, row.score, row.is_na)
-        if problems:
-            raise ExamError(problems[0])
+    references_check(criteria, rows, unknown=_("Unknown criterion."))
     target = _exam_writable(exam, user)
     items = {i.answer_id: i for i in target.items.all()}
     for row in rows:

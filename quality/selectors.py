@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count
 from django.urls import reverse
 
+from lib.sql import fetch_all
 from panels.models import Expert, Membership, Panel
 from quality.exams import exam_refusal
 from quality.models import Exam, ExamAttempt, ExamAttemptItem
@@ -59,12 +59,6 @@ class Agreement:
         return self.agree / self.n if self.n else None
 
 
-def _fetch(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return list(cursor.fetchall())
-
-
 def expert_agreement(
     panel: Panel, expert_ids: list[int] | None = None
 ) -> dict[int, dict[str, Agreement]]:
@@ -87,7 +81,7 @@ def expert_agreement(
     sql = _AGREEMENT_SQL.format(
         estimate=Estimate._meta.db_table, triple=Triple._meta.db_table, expert_filter=expert_filter
     )
-    rows = _fetch(sql, params)
+    rows = fetch_all(sql, params)
     result: dict[int, dict[str, Agreement]] = {}
     totals: dict[int, list[float]] = {}
     for expert_id, group, n, agree, distance in rows:
