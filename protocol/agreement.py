@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import krippendorff
@@ -147,3 +147,13 @@ def agreement(items: LabelItems, *, min_votes: int = 2, unanimous_votes: int = 3
         fleiss_kappa=kappa,
         krippendorff_alpha=krippendorff_alpha_nominal(items),
     )
+
+
+def agreement_by_criterion(
+    items: Mapping[str, LabelItems], *, min_votes: int = 2, unanimous_votes: int = 3
+) -> dict[str, Agreement]:
+    """`agreement` per criterion key (REPA, Table 4 reports the majority-vote rate so)."""
+    return {
+        key: agreement(criterion_items, min_votes=min_votes, unanimous_votes=unanimous_votes)
+        for key, criterion_items in items.items()
+    }

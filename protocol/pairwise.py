@@ -211,7 +211,8 @@ def parse_judge_label(text: str | None, words: Mapping[str, Label] | None = None
        label (the format restated: "Label: <label>") or the same label are ignored.
 
     Text after the verdict's line is ignored. The justification is the text before the
-    verdict's "Label:".
+    verdict's "Label:". The keyword is English in every language: the templates (issue #13)
+    all ask for "Label: <label>"; only the label strings have Russian spellings.
     """
     raw = text or ""
     vocabulary = {_normalise(word): label for word, label in (words or JUDGE_LABEL_WORDS).items()}

@@ -14,6 +14,7 @@ import pytest
 
 from protocol.agreement import (
     agreement,
+    agreement_by_criterion,
     count_matrix,
     fleiss_kappa,
     fleiss_kappa_counts,
@@ -232,3 +233,17 @@ def test_the_summary_leaves_kappa_out_for_uneven_panels_but_keeps_alpha() -> Non
     hand = alpha_by_coincidences(items)
     assert hand is not None and summary.krippendorff_alpha == pytest.approx(float(hand))
     assert summary.majority_vote_rate == pytest.approx(2 / 3)
+
+
+def test_agreement_per_criterion_keeps_each_criterions_items_apart() -> None:
+    by_criterion = {
+        "factuality": [(A, A, B), (A, B, GOOD)],
+        "harmfulness": [(GOOD, GOOD, GOOD), (GOOD, GOOD, GOOD), (BAD, BAD, GOOD)],
+    }
+    summaries = agreement_by_criterion(by_criterion)
+    assert list(summaries) == ["factuality", "harmfulness"]
+    assert summaries["factuality"].majority_vote_rate == pytest.approx(1 / 2)
+    assert summaries["harmfulness"].majority_vote_rate == 1.0
+    assert summaries["harmfulness"].unanimity_rate == pytest.approx(2 / 3)
+    for key, items in by_criterion.items():
+        assert summaries[key] == agreement(items)
