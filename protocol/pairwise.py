@@ -179,6 +179,16 @@ def _value_after(text: str, start: int) -> str:
     return lines[0]
 
 
+def _vocabulary(words: Mapping[str, Label]) -> dict[str, Label]:
+    """Normalised spelling -> label; two labels that compare equal would make it ambiguous."""
+    vocabulary: dict[str, Label] = {}
+    for word, label in words.items():
+        key = _normalise(word)
+        if vocabulary.setdefault(key, label) is not label:
+            raise ValueError(f"label words {word!r} and another spelling compare equal")
+    return vocabulary
+
+
 @dataclass(frozen=True)
 class LabelParse:
     """The result of parsing one judge output: a label, or an error saying why there is none."""
@@ -215,7 +225,7 @@ def parse_judge_label(text: str | None, words: Mapping[str, Label] | None = None
     all ask for "Label: <label>"; only the label strings have Russian spellings.
     """
     raw = text or ""
-    vocabulary = {_normalise(word): label for word, label in (words or JUDGE_LABEL_WORDS).items()}
+    vocabulary = _vocabulary(words or JUDGE_LABEL_WORDS)
     candidates = list(_KEYWORD_RE.finditer(raw))
     if not candidates:
         return LabelParse(None, "no 'Label:' in the judge output", raw.strip(), raw)

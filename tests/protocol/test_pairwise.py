@@ -321,3 +321,11 @@ def test_the_parser_agrees_with_the_swap(word: str) -> None:
     assert label is not None
     swapped_word = {A: "B is better", B: "A is better"}.get(label, word)
     assert parse_judge_label(f"Label: {swapped_word}").label is swap(label)
+
+
+def test_a_vocabulary_whose_words_collide_is_refused() -> None:
+    # "A is better" and "а IS BETTER" (Cyrillic а) compare equal: the parser cannot tell them.
+    with pytest.raises(ValueError, match="compare equal"):
+        parse_judge_label("Label: A is better", {"A is better": A, "а IS BETTER": B})
+    # The same label spelt twice is harmless.
+    assert parse_judge_label("Label: a is better", {"A is better": A, "а is better": A}).ok
