@@ -335,9 +335,10 @@ def main(scale: str) -> str:
     )
     diffs = cross_check(base, m, out)
     print(
-        "cross-check on the baseline's resamples, max |fast - baseline| (rating points; "
-        "majority: kept battles and outcome sums): "
-        + ", ".join(f"{k} {v:.2g}" for k, v in diffs.items()),
+        "cross-check: "
+        + ", ".join(f"{k} {v:.2g}" for k, v in diffs.items())
+        + " (max |fast - baseline| over the baseline's resamples, rating points; majority: "
+        "differences in kept battles and outcome sums)",
         flush=True,
     )
     return line("pairwise-ranking", fast_s, "s", base["scaled_s"], base["scaled_s"] / fast_s)

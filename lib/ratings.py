@@ -21,9 +21,10 @@ Definitions followed:
 
 Speed: Elo and Glicko-2 are sequential in the battles by nature, so the vectorisation runs
 *across* sequences: battle t of every bootstrap round (and of every group, e.g. every criterion)
-is processed in one numpy step on arrays of shape (sequences, models). Bradley–Terry is
-order-free: each round's win matrix comes from one bincount and the MM update runs on all
-(rounds, m, m) matrices at once. The three systems share one pass over the drawn battles.
+is processed in one numpy step over all sequences' states. Bradley–Terry is order-free: each
+round's win matrix is counted from the same drawn battles (one `np.add.at` per block and batch)
+and the MM update runs on many rounds' (m, m) matrices at once. The three systems share one
+pass over the drawn battles, so their rounds are the same resamples.
 """
 
 from __future__ import annotations
@@ -50,11 +51,11 @@ _CHUNK = 32
 # Bradley–Terry's MM runs on this many sequences' win matrices at a time (cache-sized blocks:
 # 50 passes over one block in cache beat 50 passes over all of them in memory).
 _BT_BLOCK = 512
-# Battle positions whose win-matrix cells are counted in one batch of bincounts.
+# Battle positions whose win-matrix cells are kept and then counted in one batch.
 _COUNT_BATCH = 1024
 # Up to this many distinct outcome values are counted per value (REPA: 0, 0.5, 1).
 _MAX_KINDS = 8
-# A model's sequential state (Elo, μ, φ, σ²) as one opaque 32-byte item, for np.take / put.
+# A model's sequential state (Elo, μ, φ, ln σ²) as one opaque 32-byte item, for np.take / put.
 _ROW = np.dtype((np.void, 32))
 
 
@@ -197,13 +198,14 @@ def glicko2_period(
     v = 1.0 / float(np.sum(g**2 * e * (1.0 - e)))
     improvement = float(np.sum(g * (s - e)))
     sigma2_new = _volatility(
-        np.array([volatility**2]),
+        np.array([math.log(volatility**2)]),
         np.array([phi**2]),
         np.array([v]),
         np.array([v * improvement]),
         tau,
         epsilon,
     )[0]
+    sigma2_new = math.exp(sigma2_new)
     sigma_new = math.sqrt(sigma2_new)
     phi_star = math.sqrt(phi**2 + sigma2_new)
     phi_new = 1.0 / math.sqrt(1.0 / phi_star**2 + 1.0 / v)
@@ -439,7 +441,7 @@ class _Pass:
 
     Sequences come in blocks (one per group, `rounds` sequences each). The sequential state of
     sequence q and model i is row q·(m+1) + i of one (cells, 4) array — Elo rating, Glicko-2 μ,
-    φ and σ² side by side — so one fancy index reads (and one writes) all that battle t of every
+    φ and ln σ² side by side — so one fancy index reads (and one writes) all that battle t of every
     sequence needs, one cache line per model where four arrays would cost four. Rows are
     moved as 32-byte opaque items (`np.take` / `put` on a void view: several times faster than
     2-D row indexing). Column m of each sequence is a scratch model: padding battles (position
@@ -469,7 +471,7 @@ class _Pass:
             self.elo_p.initial,
             (self.gl_p.rating - 1500.0) / GLICKO2_SCALE,
             self.gl_p.rd / GLICKO2_SCALE,
-            self.gl_p.volatility**2,
+            math.log(self.gl_p.volatility**2),
         ]
         self._pending = 0
 
@@ -527,7 +529,7 @@ class _Pass:
             i = rows[t]
             s = score[t]
             cur = np.take(items, i).view(np.float64).reshape(2 * q, 4)
-            r, mu, phi, sig2 = cur[:, 0], cur[:, 1], cur[:, 2], cur[:, 3]
+            r, mu, phi, log_sig2 = cur[:, 0], cur[:, 1], cur[:, 2], cur[:, 3]
             # Elo (Arena): E_A = 1 / (1 + base^((R_B − R_A)/scale)), both from pre-battle values.
             d = elo_k * (s[:q] - 1.0 / (1.0 + np.exp(elo_c * (r[q:] - r[:q]))))
             np.add(r[:q], d, out=new[:q, 0])
@@ -539,16 +541,16 @@ class _Pass:
             e = 1.0 / (1.0 + np.exp(g * (np.concatenate([mu[q:], mu[:q]]) - mu)))
             v = 1.0 / (g * g * e * (1.0 - e))
             gs = g * (s - e)
-            sig2_new = _volatility(sig2, phi2, v, v * gs, tau, eps)
-            phi_new = 1.0 / np.sqrt(1.0 / (phi2 + sig2_new) + 1.0 / v)
+            log_new = _volatility(log_sig2, phi2, v, v * gs, tau, eps)
+            phi_new = 1.0 / np.sqrt(1.0 / (phi2 + np.exp(log_new)) + 1.0 / v)
             new[:, 1] = mu + phi_new * phi_new * gs
             new[:, 2] = phi_new
-            new[:, 3] = sig2_new
+            new[:, 3] = log_new
             items[i] = new_items
 
     def _collect(self, cell_ext: IntArray, pos: IntArray, cs: FloatArray) -> None:
-        """Keep this chunk's bins for Bradley–Terry; they are counted in batches (each
-        bincount call costs a fresh bin array)."""
+        """Keep this chunk's bins for Bradley–Terry; they are counted in batches (one
+        numpy call per block and batch rather than per chunk)."""
         if self._pending + len(pos) > _COUNT_BATCH:
             self._count()
         at = slice(self._pending, self._pending + len(pos))
@@ -599,7 +601,7 @@ class _Pass:
         return (
             GLICKO2_SCALE * self._models(1) + 1500.0,
             GLICKO2_SCALE * self._models(2),
-            np.sqrt(self._models(3)),
+            np.exp(0.5 * self._models(3)),
         )
 
     def bt_ratings(self) -> FloatArray:
@@ -650,17 +652,20 @@ _TINY = 1e-300
 # Illinois rounds run on every element before the working set is compacted: with one game per
 # period nearly all elements need two (measured: >80 % finish at the second, <1 % at the first).
 _FULL_ROUNDS = 2
+# Below this many unfinished elements the Illinois rounds go on in scalar Python.
+_SCALAR_TAIL = 12
 
 
 def _volatility(
-    sig2: FloatArray,
+    a: FloatArray,
     phi2: FloatArray,
     v: FloatArray,
     delta: FloatArray,
     tau: float,
     eps: float,
 ) -> FloatArray:
-    """Glickman's step 5, elementwise: the new σ² (σ'² = e^A) by the Illinois algorithm.
+    """Glickman's step 5, elementwise: from a = ln σ² to the new A = ln σ'² (σ' = e^(A/2)),
+    by the Illinois algorithm. (The pass keeps ln σ² as its state: an exp is cheaper than a log.)
 
     f(x) = e^x (Δ² − φ² − v − e^x) / (2 (φ² + v + e^x)²) − (x − a) / τ², a = ln σ².
     Every element follows the scalar iteration of the paper. Three values need no exp: f(a) has
@@ -668,7 +673,7 @@ def _volatility(
     The search stops at |B − A| <= ε, so σ' is defined to about ε: a last-bit difference in an
     exp can end it one step earlier, in this as in any implementation.
     """
-    a = np.log(sig2)
+    sig2 = np.exp(a)
     p2v = phi2 + v
     c1 = delta * delta - p2v
     inv_t2 = 1.0 / (tau * tau)
@@ -685,11 +690,12 @@ def _volatility(
     f_low = low * (c1 - low) / (2.0 * den * den) + 1.0 / tau
     big = c1 > 0
     # Δ² > φ² + v: B = ln(Δ² − φ² − v), where f(B) = −(B − a)/τ²; otherwise B = a − τ first.
-    # (np.where on whole arrays: cheaper than boolean-mask indexing at these sizes.)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        xb = np.where(big, np.log(c1), a - tau)
+    # (Masked ufuncs and np.where: cheaper than boolean-mask indexing at these sizes.)
+    xb = a - tau
+    np.log(c1, out=xb, where=big)
     fb = np.where(big, (a - xb) * inv_t2, f_low)
-    deeper = np.flatnonzero(~big & (f_low < 0))
+    negative = f_low < 0
+    deeper = np.flatnonzero(negative & ~big) if negative.any() else np.empty(0, dtype=np.int64)
     k = 1.0
     while len(deeper):
         # B = a − kτ for the smallest k >= 1 with f(a − kτ) >= 0 (k > 1 is rare: a surprise).
@@ -712,14 +718,37 @@ def _volatility(
             todo &= ~now
         idx = np.flatnonzero(todo)
         xa, xb, fa, fb, c1, p2v, a = (x[idx] for x in (xa, xb, fa, fb, c1, p2v, a))
-        while len(idx):
+        while len(idx) > _SCALAR_TAIL:
             xa, xb, fa, fb = _illinois(xa, xb, fa, fb, c1, p2v, a, inv_t2)
             fin = np.abs(xb - xa) <= eps
             out[idx[fin]] = xa[fin]
             keep = ~fin
             idx, xa, xb, fa, fb = idx[keep], xa[keep], xb[keep], fa[keep], fb[keep]
             c1, p2v, a = c1[keep], p2v[keep], a[keep]
-    return np.exp(out)
+    # The few slow ones (a long tail of up to ~10 more rounds) one by one: a numpy call on a
+    # handful of values costs more than the scalar arithmetic.
+    for j, x_a, x_b, f_a, f_b, c, pv, a_j in zip(
+        idx.tolist(),
+        xa.tolist(),
+        xb.tolist(),
+        fa.tolist(),
+        fb.tolist(),
+        c1.tolist(),
+        p2v.tolist(),
+        a.tolist(),
+        strict=True,
+    ):
+        while abs(x_b - x_a) > eps:
+            x_c = x_a + (x_a - x_b) * f_a / (f_b - f_a)
+            ex = math.exp(x_c)
+            f_c = ex * (c - ex) / (2.0 * (pv + ex) ** 2) - (x_c - a_j) * inv_t2
+            if f_c * f_b <= 0:
+                x_a, f_a = x_b, f_b
+            else:
+                f_a *= 0.5
+            x_b, f_b = x_c, f_c
+        out[j] = x_a
+    return out
 
 
 def _illinois(
@@ -734,9 +763,23 @@ def _illinois(
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """One step of Glickman's 5.4: C = A + (A − B) f_A / (f_B − f_A); if f(C) f(B) <= 0 then
     A <- B, f_A <- f_B, else f_A <- f_A / 2; B <- C, f_B <- f(C)."""
-    xc = xa + (xa - xb) * fa / (fb - fa)
+    # In place where possible (the same operations in the same order): fewer fresh arrays.
+    xc = xa - xb
+    xc *= fa
+    xc /= fb - fa
+    xc += xa
     ex = np.exp(xc)
     den = p2v + ex
-    fc = ex * (c1 - ex) / (2.0 * den * den) - (xc - a) * inv_t2
-    flip = fc * fb <= 0
-    return np.where(flip, xb, xa), xc, np.where(flip, fb, fa * 0.5), fc
+    den *= den
+    den *= 2.0
+    fc = c1 - ex
+    fc *= ex
+    fc /= den
+    tail = xc - a
+    tail *= inv_t2
+    fc -= tail
+    np.multiply(fc, fb, out=tail)
+    flip = tail <= 0
+    fa = fa * 0.5
+    np.copyto(fa, fb, where=flip)
+    return np.where(flip, xb, xa), xc, fa, fc

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import choix
 import numpy as np
@@ -390,6 +393,47 @@ def test_bootstrap_groups_equal_separate_bootstraps() -> None:
     drawn = bootstrap_groups(a, b, s, group, 5, rounds=6, seed=3)
     again = bootstrap_groups(a, b, s, group, 5, rounds=6, seed=3)
     assert np.array_equal(drawn[1].glicko2.samples, again[1].glicko2.samples)
+
+
+def test_bootstrap_groups_draw_the_same_rounds_whatever_the_workers() -> None:
+    # Each group draws from its own child generator: splitting the groups among threads, or
+    # running a group alone, changes none of its rounds.
+    g1 = random_battles(30, 4, seed=10)
+    g2 = random_battles(50, 4, seed=11)
+    a, b, s = (np.concatenate([g1[i], g2[i]]) for i in range(3))
+    group = np.repeat([0, 1], [30, 50])
+    one = bootstrap_groups(a, b, s, group, 4, rounds=5, seed=9)
+    two = bootstrap_groups(a, b, s, group, 4, rounds=5, seed=9, workers=2)
+    for x, y in zip(one, two, strict=True):
+        for name in ("elo", "bradley_terry", "glicko2"):
+            assert np.array_equal(getattr(x, name).samples, getattr(y, name).samples)
+    # Child 0 of a seed is the same however many children are spawned.
+    alone = bootstrap(*g1, 4, rounds=5, seed=9)
+    assert np.array_equal(alone.glicko2.samples, one[0].glicko2.samples)
+
+
+def test_small_bench_agrees_with_its_python_baseline() -> None:
+    # bench/pairwise_ranking.py recomputes its baseline's rounds with lib.ratings and prints
+    # the largest differences: the vectorised and the loop versions must agree.
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run(
+        [sys.executable, "bench/run.py", "pairwise-ranking", "--scale", "small"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    lines = run.stdout.strip().splitlines()
+    assert lines[-1].startswith("pairwise-ranking: ")
+    check = next(x for x in lines if x.startswith("cross-check: "))
+    values = check.removeprefix("cross-check: ").split(" (", 1)[0]
+    diffs = dict(item.split() for item in values.split(", "))
+    assert set(diffs) == {"elo", "bradley_terry", "glicko2", "majority"}
+    assert float(diffs["elo"]) < 1e-9
+    assert float(diffs["bradley_terry"]) < 1e-9
+    assert float(diffs["glicko2"]) < 1e-3  # the Illinois stop, see test_glicko2_equals_...
+    assert float(diffs["majority"]) == 0
 
 
 def test_borda_of_a_bootstrap_result() -> None:
