@@ -197,7 +197,7 @@ def glicko2_period(
     e = 1.0 / (1.0 + np.exp(-g * (mu - mu_j)))
     v = 1.0 / float(np.sum(g**2 * e * (1.0 - e)))
     improvement = float(np.sum(g * (s - e)))
-    sigma2_new = _volatility(
+    log_sigma2_new = _volatility(
         np.array([math.log(volatility**2)]),
         np.array([phi**2]),
         np.array([v]),
@@ -205,7 +205,7 @@ def glicko2_period(
         tau,
         epsilon,
     )[0]
-    sigma2_new = math.exp(sigma2_new)
+    sigma2_new = math.exp(log_sigma2_new)
     sigma_new = math.sqrt(sigma2_new)
     phi_star = math.sqrt(phi**2 + sigma2_new)
     phi_new = 1.0 / math.sqrt(1.0 / phi_star**2 + 1.0 / v)
