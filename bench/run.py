@@ -22,6 +22,7 @@ NAMES = [
     "judge-gpu",
     "import-material",
     "copy-encoding",
+    "pairwise-ranking",
 ]
 
 

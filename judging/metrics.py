@@ -71,6 +71,31 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     return pearson(ranks(x), ranks(y))
 
 
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's tau-b (Kendall 1945): (C − D) / √((n0 − n1)(n0 − n2)) over the n0 = n(n−1)/2
+    pairs, C concordant, D discordant, n1 / n2 the pairs tied in x / in y (a pair tied in both
+    counts in neither C nor D). None where undefined: fewer than two pairs or a constant side.
+    Quadratic, meant for rankings of a few dozen models."""
+    n = len(x)
+    if n < 2 or n != len(y):
+        return None
+    concordant = discordant = tied_x = tied_y = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx, dy = x[i] - x[j], y[i] - y[j]
+            if dx == 0:
+                tied_x += 1
+            if dy == 0:
+                tied_y += 1
+            if dx * dy > 0:
+                concordant += 1
+            elif dx * dy < 0:
+                discordant += 1
+    pairs = n * (n - 1) // 2
+    denominator = math.sqrt((pairs - tied_x) * (pairs - tied_y))
+    return (concordant - discordant) / denominator if denominator else None
+
+
 def spearman_by(
     rows: Iterable[tuple[Hashable, float, float]],
 ) -> dict[Hashable, tuple[float | None, int]]:

@@ -41,6 +41,27 @@ def test_spearman_is_undefined_for_a_constant_side_or_a_single_pair() -> None:
     assert metrics.spearman([1], [1]) is None
 
 
+def test_kendall_tau_b_matches_the_hand_computation() -> None:
+    # One swapped neighbour pair among 4: C = 5, D = 1 of 6 pairs -> (5 - 1) / 6.
+    assert metrics.kendall_tau_b([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(4 / 6)
+    # Ties: x ties pair (1, 2), y ties pair (2, 3); the other 4 pairs concordant:
+    # (4 - 0) / sqrt((6 - 1) (6 - 1)) = 0.8.
+    assert metrics.kendall_tau_b([1, 2, 2, 3], [1, 2, 3, 3]) == pytest.approx(0.8)
+    assert metrics.kendall_tau_b([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
+    assert metrics.kendall_tau_b([1, 2, 3], [5, 5, 5]) is None
+    assert metrics.kendall_tau_b([1], [1]) is None
+
+
+def test_kendall_tau_b_agrees_with_scipy_on_random_rankings_with_ties() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    rnd = random.Random(3)
+    for _ in range(20):
+        x = [rnd.randint(0, 5) for _ in range(12)]
+        y = [rnd.randint(0, 5) for _ in range(12)]
+        expected = stats.kendalltau(x, y, variant="b").statistic
+        assert metrics.kendall_tau_b(x, y) == pytest.approx(expected)
+
+
 def test_spearman_by_pools_every_row_of_a_key() -> None:
     rows = [("a", 0, 0), ("a", 1, 1), ("a", 2, 2), ("b", 2, 0), ("b", 0, 2), ("c", 1, 1)]
     result = metrics.spearman_by(rows)
