@@ -1,7 +1,9 @@
 """Aggregation at POLLUX scale: python bench/run.py aggregation --scale full.
 
 Fast: dataset.aggregation.aggregation_run (COPY out, vectorised rules, agreement report,
-COPY of TripleAggregate back in). Baseline: ORM iteration row by row, the rationale rule called
+COPY of TripleAggregate back in). Floor (bench.floors): the same estimates out by the same COPY,
+the same result rows (the fast step's, prepared untimed) back in by the same writer.
+Baseline: ORM iteration row by row, the rationale rule called
 per estimate, per-triple statistics in Python, bulk_create (no agreement report: less work).
 """
 
@@ -11,7 +13,14 @@ import statistics
 from collections import Counter, defaultdict
 from typing import Any
 
-from bench.datagen import ensure_dataset, result_line, run_child
+from bench.datagen import (
+    BASELINE_SUBSAMPLE,
+    ensure_dataset,
+    every_kth_answer,
+    result_line,
+    run_child,
+    scale_baseline,
+)
 
 
 def fast(scale: str) -> dict[str, Any]:
@@ -21,6 +30,12 @@ def fast(scale: str) -> dict[str, Any]:
     return {k: report[k] for k in ("estimates_submitted", "triples_total", "triples_in_dataset")}
 
 
+def floor(scale: str) -> dict[str, Any]:
+    from bench.floors import aggregation_floor
+
+    return aggregation_floor()
+
+
 def naive(scale: str) -> dict[str, Any]:
     from django.db import transaction
 
@@ -28,17 +43,19 @@ def naive(scale: str) -> dict[str, Any]:
     from protocol.rationale import RationaleRule, rationale_errors
     from work.models import Estimate
 
+    k = BASELINE_SUBSAMPLE.get(scale, 1)
     votes: dict[int, list[tuple[int | None, bool]]] = defaultdict(list)
     answer_of: dict[int, int] = {}
     group_of: dict[int, str] = {}
     violating: set[int] = set()
-    rows = (
-        Estimate.objects.filter(status="submitted")
-        .select_related("triple", "rubric", "triple__rubric")
-        .iterator(chunk_size=2000)
-    )
+    submitted = Estimate.objects.filter(status="submitted")
+    total = submitted.count()
+    mine = every_kth_answer(submitted, k)
+    rows = mine.select_related("triple", "rubric", "triple__rubric").iterator(chunk_size=2000)
     rule = RationaleRule.current()
+    seen = 0
     for est in rows:
+        seen += 1
         rubric = est.rubric or est.triple.rubric
         top = rubric.max_value
         errors = rationale_errors(
@@ -77,12 +94,16 @@ def naive(scale: str) -> dict[str, Any]:
     with transaction.atomic():
         TripleAggregate.objects.all().delete()
         TripleAggregate.objects.bulk_create(objs, batch_size=5000)
-    return {"triples_total": len(objs)}
+    return {"triples_total": len(objs), "rows": seen, "scale_by": total / max(seen, 1)}
 
 
 def main(scale: str) -> str:
     data = ensure_dataset(scale)
     fast_run = run_child("bench.aggregation", "fast", scale)
+    # After the fast step: the floor writes back the rows the fast step wrote.
+    floor_run = run_child("bench.aggregation", "floor", scale)
+    floor_run["seconds"] = floor_run["extra"]["timed_s"]
     naive_run = run_child("bench.aggregation", "naive", scale)
-    print(f"data: {data}\nfast: {fast_run}\nnaive: {naive_run}", flush=True)
-    return result_line("aggregation", fast_run, naive_run)
+    scale_baseline(naive_run)
+    print(f"data: {data}\nfast: {fast_run}\nfloor: {floor_run}\nnaive: {naive_run}", flush=True)
+    return result_line("aggregation", fast_run, naive_run, floor_run)

@@ -19,5 +19,12 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def line(name: str, value: float, unit: str, baseline: float, ratio: float) -> str:
-    return f"{name}: {value:.3g} {unit} (baseline {baseline:.3g} {unit}, ratio {ratio:.2f})"
+def line(
+    name: str, value: float, unit: str, baseline: float, ratio: float, floor: float | None = None
+) -> str:
+    """The benchmark's last line; with `floor` (the same rows moved with no logic, same run) it
+    ends `; floor VALUE UNIT, over floor F` where F = value / floor."""
+    text = f"{name}: {value:.3g} {unit} (baseline {baseline:.3g} {unit}, ratio {ratio:.2f}"
+    if floor is not None:
+        text += f"; floor {floor:.3g} {unit}, over floor {value / floor:.2f}"
+    return text + ")"

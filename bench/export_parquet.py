@@ -3,7 +3,9 @@
 Fast: dataset.export.dataset_export to a directory of Parquet files (one snapshot, COPY out,
 Arrow batches, ParquetWriter), aggregation included. Baseline: ORM iteration row by row over the
 submitted estimates (select_related), rows into a pandas DataFrame, DataFrame.to_parquet (the
-estimates table only, no aggregation: less work).
+estimates table only, no aggregation: less work). Floor (bench.floors): the same estimates and
+texts out by bare COPYs into Arrow, the fast step's own tables (read back untimed) written by
+the same Parquet writer.
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.datagen import ensure_dataset, result_line, run_child
+from bench.datagen import (
+    BASELINE_SUBSAMPLE,
+    ensure_dataset,
+    every_kth_answer,
+    result_line,
+    run_child,
+    scale_baseline,
+)
 
 OUT = Path(tempfile.gettempdir()) / "pollux-bench-export"
 
@@ -27,13 +36,22 @@ def fast(scale: str) -> dict[str, Any]:
     return {"rows": report["rows"], "mb": round(size / 2**20, 1)}
 
 
+def floor(scale: str) -> dict[str, Any]:
+    from bench.floors import export_floor, read_tables
+
+    tables = read_tables(OUT / f"fast-{scale}")  # the fast step's output, untimed
+    return export_floor("parquet", tables, OUT / f"floor-{scale}")
+
+
 def naive(scale: str) -> dict[str, Any]:
     import pandas as pd
 
     from work.models import Estimate
 
     rows = []
-    qs = Estimate.objects.filter(status="submitted").select_related(
+    submitted = Estimate.objects.filter(status="submitted")
+    total = submitted.count()
+    qs = every_kth_answer(submitted, BASELINE_SUBSAMPLE.get(scale, 1)).select_related(
         "triple__answer__instruction__task",
         "triple__answer__model",
         "triple__criterion",
@@ -67,7 +85,11 @@ def naive(scale: str) -> dict[str, Any]:
         )
     target = OUT / f"naive-{scale}.parquet"
     pd.DataFrame(rows).to_parquet(target)
-    return {"rows": len(rows), "mb": round(target.stat().st_size / 2**20, 1)}
+    return {
+        "rows": len(rows),
+        "mb": round(target.stat().st_size / 2**20, 1),
+        "scale_by": total / max(len(rows), 1),
+    }
 
 
 def main(scale: str) -> str:
@@ -75,6 +97,9 @@ def main(scale: str) -> str:
     shutil.rmtree(OUT, ignore_errors=True)
     OUT.mkdir(parents=True)
     fast_run = run_child("bench.export_parquet", "fast", scale)
+    floor_run = run_child("bench.export_parquet", "floor", scale)
+    floor_run["seconds"] = floor_run["extra"]["timed_s"]
     naive_run = run_child("bench.export_parquet", "naive", scale)
-    print(f"data: {data}\nfast: {fast_run}\nnaive: {naive_run}", flush=True)
-    return result_line("export-parquet", fast_run, naive_run)
+    scale_baseline(naive_run)
+    print(f"data: {data}\nfast: {fast_run}\nfloor: {floor_run}\nnaive: {naive_run}", flush=True)
+    return result_line("export-parquet", fast_run, naive_run, floor_run)
