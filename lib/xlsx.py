@@ -9,8 +9,15 @@ Why not xlsxwriter: its pure-Python cell calls run at ~200,000 cells/s, and a da
 ~15 million cells spends over a minute in calls alone. Here each batch becomes its sheet XML
 in a handful of vectorised Arrow string kernels (escape, concatenate), and the bytes go
 straight into a streamed zip member: no Python work per cell or row, memory bounded by one
-batch. The format written is what xlsxwriter's constant_memory mode writes too: inline
-strings (no shared-string table), one sheet streamed after the other.
+batch. One sheet is streamed after the other.
+
+Strings: a dictionary-encoded column (the export's long texts — instruction, reference and
+answer, each answer on ~15 triple rows — and its repeated ids and names) goes into the
+workbook's shared-string table, each distinct text once, the cells referring to it by index; a
+plain string column is written inline. Written inline, the POLLUX export repeated every answer
+on each of its rows (226 MB, 1.66 GB of sheet XML; issue #17). The table's entries wait in a
+temporary file until `close()` (a zip takes one member at a time); the index is keyed by a
+128-bit digest of the text, so its memory does not grow with the texts' length.
 
 Text cells: control characters removed, cut at Excel's 32,767-character limit with a marker,
 and always inline strings (never a formula); text starting with = + - @ (or a tab or carriage
@@ -19,7 +26,10 @@ return) also gets Excel's quote prefix so that editing the cell does not turn it
 
 from __future__ import annotations
 
+import hashlib
 import re
+import shutil
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,6 +63,7 @@ class XlsxWriter:
         self.rows: dict[str, int] = {}
         self.sheets: dict[str, list[str]] = {}
         self._titles: list[str] = []
+        self._shared = SharedStrings()
 
     def _open_sheet(self, title: str, cols: str = "") -> Any:
         self._titles.append(title[:31])
@@ -95,7 +106,7 @@ class XlsxWriter:
                         row = 1
                         room = self.max_rows - 1
                     piece = batch.slice(offset, room)
-                    _batch_xml(sheet, piece, row)
+                    _batch_xml(sheet, piece, row, self._shared)
                     row += piece.num_rows
                     offset += piece.num_rows
                     total += piece.num_rows
@@ -124,6 +135,7 @@ class XlsxWriter:
 
     def close(self) -> None:
         titles = self._titles
+        shared = self._shared
         sheets = "".join(
             f'<sheet name="{_xml_attr(t)}" sheetId="{i}" r:id="rId{i}"/>'
             for i, t in enumerate(titles, start=1)
@@ -134,6 +146,7 @@ class XlsxWriter:
                     f'<Override PartName="/xl/worksheets/sheet{i}.xml" ContentType="{_CT_SHEET}"/>'
                     for i in range(1, len(titles) + 1)
                 )
+                + (_CT_SHARED_OVERRIDE if shared.unique else "")
             ),
             "_rels/.rels": _ROOT_RELS,
             "xl/workbook.xml": _WORKBOOK.format(sheets=sheets),
@@ -144,14 +157,72 @@ class XlsxWriter:
                     for i in range(1, len(titles) + 1)
                 ),
                 styles=len(titles) + 1,
+                shared=(
+                    f'<Relationship Id="rId{len(titles) + 2}" Type="{_REL_SHARED}" '
+                    'Target="sharedStrings.xml"/>'
+                    if shared.unique
+                    else ""
+                ),
             ),
             "xl/styles.xml": _STYLES,
         }
         try:
             for name, text in parts.items():
                 self.archive.writestr(name, text.encode())
+            if shared.unique:
+                shared.write_part(self.archive)
         finally:
+            shared.discard()
             self.archive.close()
+
+
+class SharedStrings:
+    """The workbook's shared-string table, filled batch by batch (see the module doc)."""
+
+    def __init__(self) -> None:
+        self._index: dict[bytes, int] = {}
+        self._items: Any = None  # a temporary file of <si> elements, opened on first use
+        self.unique = 0
+        self.count = 0
+
+    def indices(self, values: pa.Array) -> pa.Array:
+        """The table index of each (cleaned) text of `values`, adding the new ones; null stays
+        null. `values` is a dictionary's distinct values, so the Python loop runs per distinct
+        text of a batch, never per cell."""
+        out: list[int | None] = []
+        new: list[int] = []
+        for pos, text in enumerate(values.to_pylist()):
+            if text is None:
+                out.append(None)
+                continue
+            key = hashlib.blake2b(text.encode(), digest_size=16).digest()
+            index = self._index.get(key)
+            if index is None:
+                index = self._index[key] = self.unique
+                self.unique += 1
+                new.append(pos)
+            out.append(index)
+        if new:
+            body, _ = _xml_text_array(pc.take(values, pa.array(new)))
+            if self._items is None:
+                self._items = tempfile.TemporaryFile()  # noqa: SIM115 (closed by discard)
+            _write_xml(self._items, _join("<si>", body, "</si>"))
+        return pa.array(out, pa.int64())
+
+    def write_part(self, archive: zipfile.ZipFile) -> None:
+        head = (
+            f'{_XML_DECL}<sst xmlns="{_NS_MAIN}" count="{self.count}" uniqueCount="{self.unique}">'
+        )
+        with archive.open("xl/sharedStrings.xml", "w", force_zip64=True) as part:
+            part.write(head.encode())
+            self._items.seek(0)
+            shutil.copyfileobj(self._items, part, 1 << 20)
+            part.write(b"</sst>")
+
+    def discard(self) -> None:
+        if self._items is not None:
+            self._items.close()
+            self._items = None
 
 
 # SpreadsheetML boilerplate: the minimal parts Excel, LibreOffice and openpyxl need.
@@ -161,6 +232,11 @@ _XML_DECL = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
 _SHEET_HEAD = f'{_XML_DECL}<worksheet xmlns="{_NS_MAIN}" xmlns:r="{_NS_REL}">'
 _CT_SHEET = "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"
 _REL_SHEET = f"{_NS_REL}/worksheet"
+_REL_SHARED = f"{_NS_REL}/sharedStrings"
+_CT_SHARED_OVERRIDE = (
+    '<Override PartName="/xl/sharedStrings.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>'
+)
 _CONTENT_TYPES = (
     _XML_DECL + '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
     '<Default Extension="rels" '
@@ -187,7 +263,7 @@ _WORKBOOK_RELS = (
     + '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
     "{sheets}"
     f'<Relationship Id="rId{{styles}}" Type="{_NS_REL}/styles" Target="styles.xml"/>'
-    "</Relationships>"
+    "{shared}</Relationships>"
 )
 # Cell formats: 0 default, 1 bold (headers, note keys), 2 quote prefix (text that starts like a
 # formula stays text when the cell is edited), 3 both.
@@ -293,6 +369,16 @@ def _string_tail(array: pa.Array) -> pa.Array:
     return _join('" t="inlineStr"', style, "><is>", body, "</is></c>")
 
 
+def _shared_tail(array: pa.Array, shared: SharedStrings) -> pa.Array:
+    """Everything of a shared-string cell after its reference: ` t="s"><v>INDEX</v></c>`; the
+    same cleaning and quote prefix as an inline one (the prefix is the cell's, not the text's)."""
+    text = _clean_text_array(array)
+    flags = pc.fill_null(pc.match_substring_regex(text, _FORMULA_START_RE), False)
+    style = pc.if_else(flags, pa.scalar(f' s="{_XF_QUOTED}"'), pa.scalar(""))
+    index = shared.indices(text).cast(_STR)
+    return _join('" t="s"', style, "><v>", index, "</v></c>")
+
+
 def _cell_tails(array: pa.Array) -> pa.Array:
     """One column (not dictionary-encoded) as the tails of its cells (null: empty cell)."""
     if pa.types.is_timestamp(array.type):
@@ -310,15 +396,16 @@ def _cell_tails(array: pa.Array) -> pa.Array:
     return _string_tail(array)
 
 
-def _batch_xml(stream: Any, batch: pa.RecordBatch, first_row: int) -> None:
+def _batch_xml(stream: Any, batch: pa.RecordBatch, first_row: int, shared: SharedStrings) -> None:
     """Write the `<row>` elements of a batch whose first row has 0-based index `first_row`."""
     columns: list[tuple[pa.Array, pa.Array | None]] = []
     for c in range(batch.num_columns):
         array = batch.column(c)
         if pa.types.is_dictionary(array.type):
-            # Long texts repeated along the column: escape each distinct value once per
-            # batch, then gather by index slice by slice.
-            columns.append((_string_tail(array.dictionary), array.indices))
+            # Long texts repeated along the column: each distinct value goes to the shared
+            # strings once, its cells refer to it; gathered by index slice by slice.
+            shared.count += len(array) - array.null_count
+            columns.append((_shared_tail(array.dictionary, shared), array.indices))
         else:
             columns.append((_cell_tails(array), None))
     for start, n in _xml_slices(columns, batch.num_rows):

@@ -43,7 +43,7 @@ TEXTS = [
     None,
     LONG,
 ]
-REPEATED = ['=HYPERLINK("http://x")', "answer ✓", None]
+REPEATED = ['=HYPERLINK("http://x")', "answer ✓", None, "_x0041_ shared"]
 
 
 def _batch(rows: int, first: int = 0) -> pa.RecordBatch:
@@ -59,7 +59,8 @@ def _batch(rows: int, first: int = 0) -> pa.RecordBatch:
             ),
             pa.array([TEXTS[i % k] for i in range(rows)], pa.string()),
             pa.DictionaryArray.from_arrays(
-                pa.array([i % 3 for i in range(rows)], pa.int32()), pa.array(REPEATED)
+                pa.array([i % len(REPEATED) for i in range(rows)], pa.int32()),
+                pa.array(REPEATED),
             ),
         ],
         schema=SCHEMA,
@@ -72,13 +73,16 @@ def _expected_cell(column: str, value: Any) -> Any:
 
     A literal `_xHHHH_` in a text is written escaped as `_x005F_xHHHH_` (Excel and LibreOffice
     read it back as written; test_xlsx_libreoffice.py checks that); openpyxl does not undo that
-    escape in inline strings, so its reading keeps it."""
+    escape in inline strings, so its reading keeps it; the dictionary column is written to the
+    shared strings, where openpyxl undoes it."""
     if value is None:
         return None
     if (column == "x" and value != value) or value in (float("inf"), float("-inf")):
         return None
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%dT%H:%M:%S.%f%z")
+    if isinstance(value, str) and column == "repeated":
+        return clean_cell(value)
     if isinstance(value, str):
         return re.sub(r"_(x[0-9A-Fa-f]{4}_)", r"_x005F_\1", clean_cell(value))
     return value
@@ -203,3 +207,50 @@ def test_libreoffice_reads_the_values_openpyxl_reads(tmp_path: Path) -> None:
     # Formula-looking text is text in LibreOffice too, not a formula's result.
     assert theirs["README"][0] == ["=key", "-value"]
     assert theirs["data"][1][4:] == ["=1+1", '=HYPERLINK("http://x")']
+
+
+def test_a_repeated_text_is_stored_once_in_the_shared_strings(tmp_path: Path) -> None:
+    """Dictionary columns (the export's long texts) go to the shared-string table: each distinct
+    text once across batches, columns and sheet parts, the cells referring to it (issue #17)."""
+    import zipfile
+
+    distinct = ["ответ модели " * 300, "_x0041_ stays literal", "=1+1", "bell\x07", LONG]
+    schema = pa.schema([("a", pa.dictionary(pa.int32(), pa.string())), ("b", pa.string())])
+
+    def batch(order: list[int], rows: int) -> pa.RecordBatch:
+        values = pa.array([distinct[i] for i in order])
+        codes = pa.array([i % len(order) for i in range(rows)], pa.int32())
+        plain = pa.array([distinct[order[i % len(order)]] for i in range(rows)])
+        return pa.record_batch([pa.DictionaryArray.from_arrays(codes, values), plain], schema)
+
+    batches = [batch([0, 1, 2, 3, 4], 60), batch([4, 3, 2, 1, 0], 45)]
+    path = tmp_path / "book.xlsx"
+    writer = XlsxWriter(path, max_rows=71)  # the second batch continues on "data (2)"
+    writer.write_table("data", schema, iter(batches))
+    writer.close()
+    with zipfile.ZipFile(path) as archive:
+        sst = archive.read("xl/sharedStrings.xml").decode()
+        sheets = [archive.read(n).decode() for n in archive.namelist() if "worksheets/" in n]
+    assert sst.count("<si>") == len(distinct)
+    assert f'uniqueCount="{len(distinct)}"' in sst and 'count="105"' in sst
+    assert sum(sheet.count('t="s"') for sheet in sheets) == 105
+    # Column A (shared) holds indices only; the text is written inline in column B alone.
+    a_cells = re.findall(r'<c r="A(\d+)"([^>]*)>', "".join(sheets))
+    assert all('t="s"' in attrs for row, attrs in a_cells if row != "1")
+    inline = "".join(sheets).count(distinct[0])
+    assert inline == sum(
+        1 for v in pa.Table.from_batches(batches)["b"].to_pylist() if v == distinct[0]
+    )
+    # Read back: the shared column equals the inline one, cell by cell, in both sheet parts.
+    rows = _sheet_values(path, "data")[1:] + _sheet_values(path, "data (2)")[1:]
+    assert len(rows) == 105
+    expected = [_expected_cell("b", v) for v in pa.Table.from_batches(batches)["b"].to_pylist()]
+    assert [r[1] for r in rows] == expected
+    # openpyxl undoes Excel's _x005F_ escape in shared strings (not in inline ones, see
+    # _expected_cell): the shared column reads back as the cleaned text itself.
+    originals = pa.Table.from_batches(batches)["a"].to_pylist()
+    assert [r[0] for r in rows] == [clean_cell(v) for v in originals]
+    # Formula-looking shared text keeps the quote prefix on its cell.
+    book = openpyxl.load_workbook(path)
+    quoted = [c.quotePrefix for c in book["data"]["A"][1:] if c.value == "=1+1"]
+    assert quoted and all(quoted)
