@@ -28,9 +28,11 @@ of its own (``use_cache=False``) and builds no mask (custom implementations get 
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 import torch
@@ -46,6 +48,15 @@ from judge_worker.backends.prefix_decode import (
 
 CASCADE_ATTENTION = "pollux_cascade"
 
+logger = logging.getLogger(__name__)
+
+# The private kernel the cascade calls on CUDA has no stable signature between PyTorch
+# releases. These are the versions (major.minor) whose CUDA cascade tests and GPU benchmark
+# passed (tests/judge_worker/test_cascade.py, bench/judge_gpu.py on an H100: the device
+# machine's torch 2.11.0+cu130). Any version is still tried at start-up by
+# `flash_varlen_problem`; an untested one that passes is used with a warning.
+FLASH_TESTED_TORCH = ("2.11",)
+
 # Model types whose modeling code forwards extra keyword arguments down to the attention
 # function and whose layers all attend over the full context (no sliding window, no linear or
 # recurrent layers): the cascade needs both.
@@ -53,7 +64,11 @@ CASCADE_MODEL_TYPES = frozenset({"llama", "qwen2", "qwen3", "mistral"})
 
 
 def supports_cascade(model: Any) -> bool:
-    """Whether :func:`generate_cascade` can run this model."""
+    """Whether :func:`generate_cascade` can run this model (its family, and on CUDA the
+    FlashAttention kernel, checked once per device: see :func:`flash_varlen_problem`)."""
+    device = getattr(model, "device", None)
+    if isinstance(device, torch.device) and device.type == "cuda" and _flash_problem(device):
+        return False
     cfg = (
         model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     )
@@ -68,6 +83,70 @@ def supports_cascade(model: Any) -> bool:
 
 
 # --------------------------------------------------------------------------- varlen attention
+
+
+def _flash_op() -> Callable[..., Any] | None:
+    return getattr(torch.ops.aten, "_flash_attention_forward", None)
+
+
+def flash_varlen_problem(
+    device: torch.device | str, op: Callable[..., Any] | None = None
+) -> str | None:
+    """Why the FlashAttention varlen kernel cannot serve the cascade on `device` (None: it can).
+
+    Calls `op` (default ``torch.ops.aten._flash_attention_forward``) the way
+    :func:`varlen_attention` does, on a small causal and non-causal case with grouped-query
+    heads and ``seqused_k``, and compares its output and log-sum-exp with the float32
+    reference. A missing op, a changed signature (TypeError, RuntimeError) or a wrong result is
+    a problem; the reason names the tested PyTorch versions. The caller falls back to the
+    copy-prefix path (:mod:`judge_worker.backends.prefix_decode`).
+    """
+    version = torch.__version__.split("+")[0]
+    tested = ", ".join(FLASH_TESTED_TORCH)
+    op = op or _flash_op()
+    if op is None:
+        return f"torch {version} has no aten._flash_attention_forward (tested: torch {tested})"
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    dt = torch.bfloat16
+    q = torch.randn(7, 4, 64, generator=gen).to(device=device, dtype=dt)
+    k = torch.randn(12, 2, 64, generator=gen).to(device=device, dtype=dt)
+    v = torch.randn(12, 2, 64, generator=gen).to(device=device, dtype=dt)
+    cu_q = torch.tensor([0, 3, 7], dtype=torch.int32, device=device)
+    cu_k = torch.tensor([0, 6, 12], dtype=torch.int32, device=device)
+    used = torch.tensor([5, 6], dtype=torch.int32, device=device)
+    try:
+        for causal in (True, False):
+            out, lse, *_ = op(
+                q, k, v, cu_q, cu_k, 4, 6, 0.0, causal, False, scale=0.125, seqused_k=used
+            )
+            ref_out, ref_lse = _varlen_reference(
+                q, k, v, cu_q, cu_k, causal=causal, scale=0.125, seqused_k=used
+            )
+            torch.testing.assert_close(out.float(), ref_out.float(), atol=3e-2, rtol=3e-2)
+            torch.testing.assert_close(lse.transpose(0, 1).float(), ref_lse, atol=1e-2, rtol=1e-2)
+    except (TypeError, RuntimeError, AssertionError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return (
+            f"aten._flash_attention_forward of torch {version} does not work as the cascade "
+            f"calls it ({type(exc).__name__}: {first}); tested: torch {tested}"
+        )
+    if not version.startswith(tuple(v + "." for v in FLASH_TESTED_TORCH)):
+        logger.warning(
+            "cascade attention: torch %s passed the start-up check but is untested "
+            "(tested: torch %s)",
+            version,
+            tested,
+        )
+    return None
+
+
+@cache
+def _flash_problem(device: torch.device) -> str | None:
+    """The start-up check, once per device; a problem is logged once, as an error."""
+    problem = flash_varlen_problem(device)
+    if problem:
+        logger.error("cascade attention off, copy-prefix decoding instead: %s", problem)
+    return problem
 
 
 def varlen_attention(

@@ -241,3 +241,81 @@ def test_generate_cascade_on_cuda_agrees_with_the_copy_prefix_path() -> None:
     # bf16 kernels differ between the paths; near-tied logits of random weights may flip.
     assert sum(a == b for a, b in firsts) >= 0.8 * len(firsts)
     assert [len(g) for g in got] == [len(g.suffixes) for g in groups]
+
+
+# --- the start-up check of the private FlashAttention kernel (issue #17) ----------------------
+
+
+def _reference_op(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_q: torch.Tensor,
+    cu_k: torch.Tensor,
+    max_q: int,
+    max_k: int,
+    dropout: float,
+    causal: bool,
+    return_debug: bool,
+    *,
+    scale: float,
+    seqused_k: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The kernel's calling convention over the float32 reference (log-sum-exp [heads, total])."""
+    from judge_worker.backends.cascade import _varlen_reference
+
+    out, lse = _varlen_reference(
+        q, k, v, cu_q, cu_k, causal=causal, scale=scale, seqused_k=seqused_k
+    )
+    return out, lse.transpose(0, 1)  # fmt: skip
+
+
+def test_the_flash_check_accepts_a_kernel_that_honours_the_contract() -> None:
+    from judge_worker.backends.cascade import flash_varlen_problem
+
+    assert flash_varlen_problem("cpu", op=_reference_op) is None
+
+
+def test_the_flash_check_names_the_tested_versions_when_the_signature_changed() -> None:
+    from judge_worker.backends.cascade import FLASH_TESTED_TORCH, flash_varlen_problem
+
+    def old_signature(
+        q: Any, k: Any, v: Any, cu_q: Any, cu_k: Any, *rest: Any, scale: float
+    ) -> Any:
+        raise AssertionError("never reached: seqused_k is refused first")  # pragma: no cover
+
+    problem = flash_varlen_problem("cpu", op=old_signature)
+    assert problem is not None
+    assert "TypeError" in problem and "seqused_k" in problem
+    assert f"tested: torch {FLASH_TESTED_TORCH[0]}" in problem
+
+
+def test_the_flash_check_refuses_a_kernel_with_wrong_results() -> None:
+    from judge_worker.backends.cascade import flash_varlen_problem
+
+    def off_by_scale(*args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        out, lse = _reference_op(*args, **kwargs)
+        return out * 1.5, lse
+
+    def wrong_lse(*args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        out, lse = _reference_op(*args, **kwargs)
+        return out, lse + 0.5
+
+    for op in (off_by_scale, wrong_lse):
+        problem = flash_varlen_problem("cpu", op=op)
+        assert problem is not None and "AssertionError" in problem
+
+
+def test_the_flash_check_reports_a_missing_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    from judge_worker.backends import cascade
+
+    monkeypatch.setattr(cascade, "_flash_op", lambda: None)
+    problem = cascade.flash_varlen_problem("cpu")
+    assert problem is not None and "has no aten._flash_attention_forward" in problem
+
+
+@cuda
+def test_the_flash_check_passes_on_this_gpu() -> None:
+    from judge_worker.backends.cascade import flash_varlen_problem
+
+    assert flash_varlen_problem("cuda") is None
