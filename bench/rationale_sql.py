@@ -3,8 +3,9 @@
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/pollux_bench_full \\
         python bench/rationale_sql.py [WORK_MEM ...]
 
-Times the COPY of the aggregation's estimates query three ways on the bench database: as the
-aggregation sends it (the proof evaluated in two CASE expressions), with the proof computed once
+Times the COPY of the aggregation's estimates query three ways on the bench database: with the
+proof in SQL as the aggregation sent it until RATIONALE_PROOF_IN_SQL went off (evaluated in two
+CASE expressions), with the proof computed once
 per row in a subquery, and with no proof (every rationale text sent). Not one of bench/run.py's
 benchmarks: a probe whose figures docs/benchmarks.md cites.
 """
@@ -26,9 +27,17 @@ def main(work_mems: list[str]) -> None:
     django.setup()
     from django.db import connection, transaction
 
-    from dataset.aggregation import EstimateFrameBuilder, narrow_estimates_sql
+    from dataset.aggregation import narrow_estimates_sql, rationale_sure_sql
+    from protocol.rationale import RationaleRule
 
-    sure = EstimateFrameBuilder().sure_sql("e.rationale")
+    rule = RationaleRule.current()
+    sure = rationale_sure_sql(
+        "e.rationale",
+        script=rule.script,
+        min_words=rule.min_words,
+        script_share=rule.script_share,
+    )
+    assert sure is not None
     current = narrow_estimates_sql(sure)
     both = (
         f"CASE WHEN ({sure}) THEN 1 ELSE 0 END, CASE WHEN ({sure}) THEN NULL ELSE e.rationale END"
@@ -42,7 +51,7 @@ def main(work_mems: list[str]) -> None:
         1,
     )
     variants = {
-        "as sent": current,
+        "proof": current,
         "proof once": once,
         "no proof": current.replace(both, "0, e.rationale"),
     }

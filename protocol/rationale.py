@@ -18,7 +18,7 @@ Invisible characters are Unicode format characters (category Cf: zero-width spac
 soft hyphen, direction marks, BOM...): "пло\\u200bхо" is one word.
 
 Other copies, each tested against the shared case list tests/data/rationale_cases.json:
-dataset.aggregation (Arrow/RE2 for the dataset filter, plus a sound SQL pre-filter) and
+dataset.aggregation (Arrow/RE2 for the dataset filter; a sound SQL pre-filter, off by default) and
 static/js/rationale.js (quick feedback on the page; it reads every parameter from
 `RationaleRule.for_client`, rendered by the scoring page).
 """
