@@ -19,6 +19,7 @@ from bench.datagen import (
     every_kth_answer,
     result_line,
     run_child,
+    run_floor,
     scale_baseline,
 )
 
@@ -101,8 +102,7 @@ def main(scale: str) -> str:
     data = ensure_dataset(scale)
     fast_run = run_child("bench.aggregation", "fast", scale)
     # After the fast step: the floor writes back the rows the fast step wrote.
-    floor_run = run_child("bench.aggregation", "floor", scale)
-    floor_run["seconds"] = floor_run["extra"]["timed_s"]
+    floor_run = run_floor("bench.aggregation", scale)
     naive_run = run_child("bench.aggregation", "naive", scale)
     scale_baseline(naive_run)
     print(f"data: {data}\nfast: {fast_run}\nfloor: {floor_run}\nnaive: {naive_run}", flush=True)

@@ -791,6 +791,14 @@ def run_child(module: str, step: str, scale: str, timeout: float = 1800) -> dict
     raise RuntimeError(f"{module}.{step} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
 
 
+def run_floor(module: str, scale: str) -> dict[str, Any]:
+    """`module.floor(scale)` in a fresh process (bench.floors); its time is the step's own
+    clock (`timed_s`: the preparation before it is not the floor)."""
+    run = run_child(module, "floor", scale)
+    run["seconds"] = run["extra"]["timed_s"]
+    return run
+
+
 def every_kth_answer(estimates: Any, k: int) -> Any:
     """The estimates of every k-th answer (all of them for k = 1): a baseline's subsample."""
     if k == 1:

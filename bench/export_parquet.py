@@ -21,6 +21,7 @@ from bench.datagen import (
     every_kth_answer,
     result_line,
     run_child,
+    run_floor,
     scale_baseline,
 )
 
@@ -97,8 +98,7 @@ def main(scale: str) -> str:
     shutil.rmtree(OUT, ignore_errors=True)
     OUT.mkdir(parents=True)
     fast_run = run_child("bench.export_parquet", "fast", scale)
-    floor_run = run_child("bench.export_parquet", "floor", scale)
-    floor_run["seconds"] = floor_run["extra"]["timed_s"]
+    floor_run = run_floor("bench.export_parquet", scale)
     naive_run = run_child("bench.export_parquet", "naive", scale)
     scale_baseline(naive_run)
     print(f"data: {data}\nfast: {fast_run}\nfloor: {floor_run}\nnaive: {naive_run}", flush=True)

@@ -20,8 +20,9 @@ temporary file until `close()` (a zip takes one member at a time); the index is 
 128-bit digest of the text, so its memory does not grow with the texts' length.
 
 Text cells: control characters removed, cut at Excel's 32,767-character limit with a marker,
-and always inline strings (never a formula); text starting with = + - @ (or a tab or carriage
-return) also gets Excel's quote prefix so that editing the cell does not turn it into a formula.
+and always strings, inline or shared (never a formula); text starting with = + - @ (or a tab or
+carriage return) also gets Excel's quote prefix so that editing the cell does not turn it into a
+formula.
 """
 
 from __future__ import annotations
@@ -203,7 +204,7 @@ class SharedStrings:
                 new.append(pos)
             out.append(index)
         if new:
-            body, _ = _xml_text_array(pc.take(values, pa.array(new)))
+            body = _xml_text_array(pc.take(values, pa.array(new)))
             if self._items is None:
                 self._items = tempfile.TemporaryFile()  # noqa: SIM115 (closed by discard)
             _write_xml(self._items, _join("<si>", body, "</si>"))
@@ -338,9 +339,8 @@ def _join(*parts: Any) -> pa.Array:
     return pc.binary_join_element_wise(*args, pa.scalar("", _STR))
 
 
-def _xml_text_array(array: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Cleaned text -> (<is> body as XML, formula-start flags), vectorised."""
-    flags = pc.fill_null(pc.match_substring_regex(array, _FORMULA_START_RE), False)
+def _xml_text_array(array: pa.Array) -> pa.Array:
+    """Cleaned text -> the XML of its <t> element (an <is> or <si> body), vectorised."""
     text = pc.replace_substring_regex(array, _EXCEL_ESCAPE_RE, r"_x005F_\1")
     text = pc.replace_substring_regex(text, _XML_INVALID_RE, "")
     text = pc.replace_substring(text, "&", "&amp;")
@@ -348,7 +348,14 @@ def _xml_text_array(array: pa.Array) -> tuple[pa.Array, pa.Array]:
     text = pc.replace_substring(text, ">", "&gt;")
     space = pc.fill_null(pc.match_substring_regex(text, r"^\s|\s$"), False)
     open_t = pc.if_else(space, pa.scalar('<t xml:space="preserve">'), pa.scalar("<t>"))
-    return _join(open_t, text, "</t>"), flags
+    return _join(open_t, text, "</t>")
+
+
+def _quote_style(text: pa.Array) -> pa.Array:
+    """The style attribute of each (cleaned) text cell: the quote prefix where the text starts
+    like a formula, nothing otherwise."""
+    flags = pc.fill_null(pc.match_substring_regex(text, _FORMULA_START_RE), False)
+    return pc.if_else(flags, pa.scalar(f' s="{_XF_QUOTED}"'), pa.scalar(""))
 
 
 def _clean_text_array(array: pa.Array) -> pa.Array:
@@ -364,19 +371,16 @@ def _clean_text_array(array: pa.Array) -> pa.Array:
 
 def _string_tail(array: pa.Array) -> pa.Array:
     """Everything of a text cell after its reference: ` t="inlineStr"...</c>`."""
-    body, flags = _xml_text_array(_clean_text_array(array))
-    style = pc.if_else(flags, pa.scalar(f' s="{_XF_QUOTED}"'), pa.scalar(""))
-    return _join('" t="inlineStr"', style, "><is>", body, "</is></c>")
+    text = _clean_text_array(array)
+    return _join('" t="inlineStr"', _quote_style(text), "><is>", _xml_text_array(text), "</is></c>")
 
 
 def _shared_tail(array: pa.Array, shared: SharedStrings) -> pa.Array:
     """Everything of a shared-string cell after its reference: ` t="s"><v>INDEX</v></c>`; the
     same cleaning and quote prefix as an inline one (the prefix is the cell's, not the text's)."""
     text = _clean_text_array(array)
-    flags = pc.fill_null(pc.match_substring_regex(text, _FORMULA_START_RE), False)
-    style = pc.if_else(flags, pa.scalar(f' s="{_XF_QUOTED}"'), pa.scalar(""))
     index = shared.indices(text).cast(_STR)
-    return _join('" t="s"', style, "><v>", index, "</v></c>")
+    return _join('" t="s"', _quote_style(text), "><v>", index, "</v></c>")
 
 
 def _cell_tails(array: pa.Array) -> pa.Array:
