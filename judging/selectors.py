@@ -15,7 +15,7 @@ from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun
 from judging.report import report_fingerprint
 from panels.rules import is_admin
 from taxonomy.models import Task
-from work.models import Estimate, EstimateStatus, Triple
+from work.models import Estimate, EstimateStatus, Triple, TripleKind
 
 
 def config_current(name: str) -> JudgeConfig:
@@ -38,7 +38,8 @@ def configs_current() -> list[JudgeConfig]:
 def scope_triples(scope: dict[str, Any]) -> QuerySet[Triple]:
     """The triples a run covers, in prompt-friendly order: an answer's criteria side by side, so
     a batch shares the (instruction, answer) prefix as much as possible."""
-    qs = Triple.objects.all()
+    # Pointwise judges score rubric triples; side-by-side triples have no rubric.
+    qs = Triple.objects.filter(kind=TripleKind.POINTWISE)
     if not scope.get("all"):
         if scope.get("model"):
             qs = qs.filter(answer__model_id=scope["model"])

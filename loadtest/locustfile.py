@@ -39,6 +39,8 @@ class Expert(HttpUser):
             # One simulated user per account: two sessions of one expert would be two tabs.
             username = next(_accounts, None)
         if username is None:
+            # The runner may start a replacement for a user that finished while it was still
+            # ramping up; every account is taken, so the replacement has nothing to do.
             raise StopUser
         self.username = username
         page = self.client.get("/accounts/login/", name="login page")
@@ -54,9 +56,15 @@ class Expert(HttpUser):
         self.submitted = 0
 
     def on_stop(self) -> None:
-        # Every expert is done: end the run now rather than idle until --run-time.
-        _stopped["n"] += 1
-        if _stopped["n"] >= len(USERS) and self.environment.runner is not None:
+        # Every expert is done: end the run now rather than idle until --run-time. Only users
+        # that took an account count: a replacement that found none (above) must not end the
+        # run while a real expert is still working (CI once lost one expert's submissions so).
+        if getattr(self, "username", None) is None:
+            return
+        with _lock:
+            _stopped["n"] += 1
+            last = _stopped["n"] == len(USERS)
+        if last and self.environment.runner is not None:
             gevent.spawn_later(0.5, self.environment.runner.quit)
 
     @task

@@ -12,11 +12,16 @@ class Instruction(models.Model):
     external_id = models.CharField(max_length=128, unique=True, null=True, blank=True)
     text = models.TextField()
     reference_answer = models.TextField(blank=True)
+    # The POLLUX leaf task, which decides the pointwise criteria. Empty for a query that came
+    # only to be compared side by side (a REPA import has a query category, not a POLLUX
+    # task): such an instruction gets no pointwise triples.
     task = models.ForeignKey(
         Task,
         on_delete=models.PROTECT,
         related_name="instructions",
         limit_choices_to={"is_leaf": True},
+        null=True,
+        blank=True,
     )
     style = models.ForeignKey(
         FunctionalStyle,
@@ -78,3 +83,33 @@ class Answer(models.Model):
 
     def __str__(self) -> str:
         return self.external_id or f"answer {self.pk}"
+
+
+class AnswerPair(models.Model):
+    """Two answers of different models to one instruction, compared side by side (REPA).
+
+    The order is the pair's own: "A" is `answer_a`. What an expert sees is placed per
+    assignment (work.Assignment.swapped), and labels are stored in this orientation.
+    """
+
+    external_id = models.CharField(max_length=128, unique=True, null=True, blank=True)
+    instruction = models.ForeignKey(Instruction, on_delete=models.CASCADE, related_name="pairs")
+    answer_a = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="pairs_as_a")
+    answer_b = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="pairs_as_b")
+    # REPA's query_category (one of nine query types) and where the pair came from.
+    category = models.CharField(max_length=100, blank=True)
+    source = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("answer pair")
+        verbose_name_plural = _("answer pairs")
+        constraints = [
+            models.UniqueConstraint(fields=["answer_a", "answer_b"], name="answer_pair_unique"),
+            models.CheckConstraint(
+                condition=~models.Q(answer_a=models.F("answer_b")), name="answer_pair_distinct"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or f"pair {self.pk}"

@@ -255,3 +255,40 @@ class TaskCriterion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task_id}:{self.criterion_id}"
+
+
+class ComparisonCriterion(BilingualMixin, models.Model):
+    """One criterion of a side-by-side (pairwise) criteria set, e.g. REPA's ten errors + Overall.
+
+    A set is versioned like the POLLUX catalogue: a changed set is a new version (new rows),
+    never an edit of a released one, so old labels keep the wording they were given under.
+    Loaded from `taxonomy/data/<set>_criteria_v<N>.json` by `taxonomy.services`.
+    """
+
+    criteria_set = models.SlugField(max_length=64)
+    version = models.PositiveSmallIntegerField()
+    key = models.SlugField(max_length=64)
+    position = models.PositiveSmallIntegerField()
+    name_en = models.CharField(max_length=200)
+    name_ru = models.CharField(max_length=200)
+    question_en = models.TextField()
+    question_ru = models.TextField()
+    judge_en = models.TextField()
+    judge_ru = models.TextField()
+
+    class Meta:
+        verbose_name = _("comparison criterion")
+        verbose_name_plural = _("comparison criteria")
+        ordering = ["criteria_set", "version", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["criteria_set", "version", "key"], name="comparison_criterion_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.criteria_set} v{self.version} {self.key}"
+
+    @property
+    def question(self) -> str:
+        return self._pick("question")

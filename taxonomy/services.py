@@ -16,6 +16,7 @@ from taxonomy.models import (
     CATALOGUE_GROUPS,
     GROUP_ORDER,
     BestEnd,
+    ComparisonCriterion,
     Criterion,
     CriterionGroup,
     FunctionalStyle,
@@ -24,6 +25,7 @@ from taxonomy.models import (
     TaskCriterion,
     TaskGroup,
 )
+from taxonomy.pairwise_criteria import REPA_CRITERIA_FILE, load_criteria_set
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "data"
 PATH_SEP = " / "
@@ -314,3 +316,37 @@ def task_lineages() -> dict[int, list[int]]:
 def task_tops() -> dict[int, int]:
     """Every task's top-level task (its POLLUX "task type"): {task id: level-0 ancestor id}."""
     return {pk: path[0] for pk, path in task_lineages().items()}
+
+
+def comparison_criteria(path: Path | None = None) -> list[ComparisonCriterion]:
+    """The rows of a pairwise criteria set (REPA v1 by default), created from its file if absent.
+
+    Idempotent and safe to call from every builder and page: the file is validated by
+    `taxonomy.pairwise_criteria`, and a released version is never rewritten (its rows are
+    returned as they are, so a label keeps the wording it was given under).
+    """
+    loaded = load_criteria_set(path or REPA_CRITERIA_FILE)
+    existing = list(
+        ComparisonCriterion.objects.filter(criteria_set=loaded.name, version=loaded.version)
+    )
+    if len(existing) == len(loaded.criteria):
+        return existing
+    with transaction.atomic():
+        for criterion in loaded.criteria:
+            ComparisonCriterion.objects.get_or_create(
+                criteria_set=loaded.name,
+                version=loaded.version,
+                key=criterion.key,
+                defaults={
+                    "position": criterion.position,
+                    "name_en": criterion.name["en"],
+                    "name_ru": criterion.name["ru"],
+                    "question_en": criterion.question["en"],
+                    "question_ru": criterion.question["ru"],
+                    "judge_en": criterion.judge_description["en"],
+                    "judge_ru": criterion.judge_description["ru"],
+                },
+            )
+    return list(
+        ComparisonCriterion.objects.filter(criteria_set=loaded.name, version=loaded.version)
+    )

@@ -33,6 +33,7 @@ from work.models import (
     Estimate,
     EstimateStatus,
     Triple,
+    TripleKind,
 )
 from work.routing import RoutingTable, overlap_for
 
@@ -137,6 +138,8 @@ def _missing_triples(answer_ids: Iterable[int] | None) -> list[TripleRow]:
             )
     new: list[TripleRow] = []
     for answer_id, task_id, style_id in rows:
+        if task_id is None:
+            continue  # a query only compared side by side: no POLLUX task, no rubric criteria
         for position, criterion in enumerate(index.for_task(task_id, style_id)):
             if (answer_id, criterion.id) in existing or criterion.rubric_id is None:
                 continue
@@ -218,7 +221,9 @@ def assignments_build(
 def _fill_slots(
     answer_ids: list[int] | None, progress: Progress | None, scope_panel: int | None = None
 ) -> dict[str, int]:
-    triples = Triple.objects.filter(answer__reserved__isnull=True)
+    # Side-by-side triples are placed by work.comparisons (one assignment per pair, not per
+    # answer); this builder hands out rubric scoring only.
+    triples = Triple.objects.filter(answer__reserved__isnull=True, kind=TripleKind.POINTWISE)
     if answer_ids is not None:
         triples = triples.filter(answer_id__in=answer_ids)
     if scope_panel is not None:

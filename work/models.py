@@ -8,23 +8,52 @@ from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from material.models import Answer
+from material.models import Answer, AnswerPair
 from panels.models import Expert, Panel
 from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP
-from taxonomy.models import Criterion, CriterionGroup, Rubric
+from taxonomy.models import ComparisonCriterion, Criterion, CriterionGroup, Rubric
+
+
+class TripleKind(models.TextChoices):
+    """The kind of work a triple is (work.kinds names the functions each kind supplies)."""
+
+    POINTWISE = "pointwise", _("rubric scoring")
+    PAIRWISE = "pairwise", _("side-by-side comparison")
 
 
 class Triple(models.Model):
-    """(instruction, answer, criterion): the unit that gets estimates, routed to one panel."""
+    """The unit that gets estimates, routed to one panel.
+
+    Pointwise: (instruction, answer, criterion) scored on the criterion's rubric. Pairwise:
+    (instruction, pair of answers, comparison criterion) labelled with one of four options;
+    `answer` is then the pair's answer A, so every answer-keyed path (reservations, blindness,
+    deletion) keeps working. The check constraint below holds each kind to its fields.
+    """
+
+    kind = models.CharField(max_length=10, choices=TripleKind.choices, default=TripleKind.POINTWISE)
 
     # No index of its own: the unique (answer, criterion) index leads with answer_id, and every
     # index less is less work for the builder's COPY of ~170,000 triples.
     answer = models.ForeignKey(
         Answer, on_delete=models.CASCADE, related_name="triples", db_index=False
     )
-    criterion = models.ForeignKey(Criterion, on_delete=models.PROTECT, related_name="triples")
-    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="triples")
-    group = models.CharField(max_length=16, choices=CriterionGroup.choices)
+    criterion = models.ForeignKey(
+        Criterion, on_delete=models.PROTECT, related_name="triples", null=True, blank=True
+    )
+    rubric = models.ForeignKey(
+        Rubric, on_delete=models.PROTECT, related_name="triples", null=True, blank=True
+    )
+    group = models.CharField(max_length=16, choices=CriterionGroup.choices, blank=True)
+    pair = models.ForeignKey(
+        AnswerPair, on_delete=models.CASCADE, related_name="triples", null=True, blank=True
+    )
+    comparison_criterion = models.ForeignKey(
+        ComparisonCriterion,
+        on_delete=models.PROTECT,
+        related_name="triples",
+        null=True,
+        blank=True,
+    )
     # Critical triples may be scored by experts of any panel working on the answer (POLLUX puts
     # the critical gates in front of every expert); others only by this panel.
     # Indexed by the (panel, answer) index below.
@@ -41,6 +70,26 @@ class Triple(models.Model):
         verbose_name_plural = pgettext_lazy("model name", "triples")
         constraints = [
             models.UniqueConstraint(fields=["answer", "criterion"], name="triple_unique"),
+            models.UniqueConstraint(
+                fields=["pair", "comparison_criterion"], name="triple_pair_criterion_unique"
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(kind="pointwise")
+                    & Q(criterion__isnull=False)
+                    & Q(rubric__isnull=False)
+                    & Q(pair__isnull=True)
+                    & Q(comparison_criterion__isnull=True)
+                )
+                | (
+                    Q(kind="pairwise")
+                    & Q(criterion__isnull=True)
+                    & Q(rubric__isnull=True)
+                    & Q(pair__isnull=False)
+                    & Q(comparison_criterion__isnull=False)
+                ),
+                name="triple_fields_of_kind",
+            ),
             models.CheckConstraint(
                 condition=Q(required_overlap__gte=MIN_OVERLAP)
                 & Q(required_overlap__lte=MAX_OVERLAP),
@@ -50,6 +99,8 @@ class Triple(models.Model):
         indexes = [models.Index(fields=["panel", "answer"])]
 
     def __str__(self) -> str:
+        if self.kind == TripleKind.PAIRWISE:
+            return f"pair {self.pair_id}/{self.comparison_criterion_id}"
         return f"{self.answer_id}/{self.criterion_id}"
 
 
@@ -90,14 +141,31 @@ class Assignment(models.Model):
     drafts_backup = models.JSONField(default=dict, blank=True)
     # Client-generated id of the last accepted submission: a retried request is recognised.
     submission_key = models.CharField(max_length=64, blank=True)
+    # Side-by-side work: the pair compared (its answer A is `answer`), whether this expert sees
+    # it swapped (B on the left; drawn per assignment by the builder and kept, so the side is
+    # never the same for every annotator and labels can be put back), and the free comment on
+    # errors outside the criteria list.
+    pair = models.ForeignKey(
+        AnswerPair, on_delete=models.CASCADE, related_name="assignments", null=True, blank=True
+    )
+    swapped = models.BooleanField(default=False)
+    comment = models.TextField(blank=True, default="")
 
     class Meta:
         verbose_name = _("assignment")
         verbose_name_plural = _("assignments")
         constraints = [
             models.UniqueConstraint(
-                fields=["expert", "answer", "panel", "kind"], name="assignment_unique"
-            )
+                fields=["expert", "answer", "panel", "kind"],
+                condition=Q(pair__isnull=True),
+                name="assignment_unique",
+            ),
+            # One answer may be in several pairs (the all-pairs scheme): a pair is the key.
+            models.UniqueConstraint(
+                fields=["expert", "pair", "panel", "kind"],
+                condition=Q(pair__isnull=False),
+                name="assignment_pair_unique",
+            ),
         ]
         indexes = [
             models.Index(fields=["expert", "status"]),
@@ -151,6 +219,9 @@ class Estimate(models.Model):
     score = models.SmallIntegerField(null=True, blank=True)
     is_na = models.BooleanField(default=False)
     rationale = models.TextField(blank=True)
+    # Side-by-side: the label in the pair's own orientation (protocol.pairwise: "a", "b",
+    # "both_good", "both_bad"), put back from the side shown at submit; never the side shown.
+    label = models.CharField(max_length=10, blank=True, default="")
     # The rubric version the score was given under: NULL until submitted, then the triple's
     # rubric at that moment (work.services). It is a record meant to outlive a change of
     # the triple's rubric (the admin can edit one), so unlike `expert` it is not a pure copy and
@@ -175,7 +246,10 @@ class Estimate(models.Model):
                 condition=Q(slot__gte=1) & Q(slot__lte=10), name="estimate_slot_range"
             ),
             models.CheckConstraint(
-                condition=~Q(status="submitted") | Q(is_na=True) | Q(score__isnull=False),
+                condition=~Q(status="submitted")
+                | Q(is_na=True)
+                | Q(score__isnull=False)
+                | ~Q(label=""),
                 name="estimate_submitted_has_score",
             ),
         ]
@@ -192,6 +266,7 @@ class EstimateRevision(models.Model):
     score = models.SmallIntegerField(null=True, blank=True)
     is_na = models.BooleanField(default=False)
     rationale = models.TextField(blank=True)
+    label = models.CharField(max_length=10, blank=True, default="")
     changed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
