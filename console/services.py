@@ -11,7 +11,7 @@ from jobs.models import JobKind
 from jobs.services import enqueue
 from panels.models import Expert, Panel
 from panels.services import actor_or_none, audit
-from protocol.overlap import can_add_slot
+from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP, can_add_slot
 from quality.exams import ExamError
 from quality.tasks import distribute_control_items
 from work.assignments import assignments_reassign
@@ -100,7 +100,13 @@ def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
 
 
 def _build_job(
-    *, panel: Panel, user: Any, answer_ids: list[int] | None, action: str, control: bool = False
+    *,
+    panel: Panel,
+    user: Any,
+    answer_ids: list[int] | None,
+    action: str,
+    control: bool = False,
+    pairs: dict[str, Any] | None = None,
 ) -> Any:
     """A build job scoped to the panel (jobs.services: progress, retries), queued on commit.
 
@@ -113,8 +119,25 @@ def _build_job(
     params: dict[str, Any] = {"panel_id": panel.pk, "action": action}
     if answer_ids is not None:
         params["answer_ids"] = answer_ids
+    if pairs is not None:
+        params["pairs"] = pairs
     then = distribute_control_items.si(panel.pk) if control else None
     return enqueue(JobKind.ASSIGNMENTS, params, user=actor_or_none(user), then=then)
+
+
+@transaction.atomic
+def pairs_route_enqueue(*, panel: Panel, user: Any, overlap: int) -> Any:
+    """Route every side-by-side pair not routed yet to the panel with `overlap` annotators per
+    pair (REPA: 3), and hand them out: the panel's build job with its "pairs" part."""
+    if not MIN_OVERLAP <= overlap <= MAX_OVERLAP:
+        raise ValueError(
+            _("overlap: must be between %(lo)s and %(hi)s") % {"lo": MIN_OVERLAP, "hi": MAX_OVERLAP}
+        )
+    job = _build_job(
+        panel=panel, user=user, answer_ids=None, action="route_pairs", pairs={"overlap": overlap}
+    )
+    audit(action="route_pairs", actor=user, panel=panel, data={"job": job.pk, "overlap": overlap})
+    return job
 
 
 @transaction.atomic

@@ -28,6 +28,7 @@ urlpatterns = [
     path("console/panels/<int:pk>/lock/", views.lock_batch, name="console_lock"),
     path("console/panels/<int:pk>/reopen/", views.triple_reopen, name="console_reopen"),
     path("console/panels/<int:pk>/build/", views.build, name="console_build"),
+    path("console/panels/<int:pk>/route-pairs/", views.route_pairs, name="console_route_pairs"),
     path("console/panels/<int:pk>/stats/refresh/", views.stats_refresh, name="console_stats"),
     path("console/panels/<int:pk>/notices/read/", views.notices_read, name="console_notices_read"),
     path("console/panels/<int:pk>/control/", views.control_page, name="console_control"),

@@ -321,6 +321,27 @@ def build(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def route_pairs(request: HttpRequest, pk: int) -> HttpResponse:
+    """Route the side-by-side pairs not routed yet to this panel, `overlap` experts each."""
+    panel = _panel(request, pk)
+    raw = request.POST.get("overlap", "3")
+    overlap = parse_id(raw)
+    try:
+        if overlap is None:
+            raise ValueError(_("overlap: not a whole number."))
+        job = console_services.pairs_route_enqueue(panel=panel, user=request.user, overlap=overlap)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        return (
+            HttpResponse(str(exc), status=400) if getattr(request, "htmx", False) else _back(panel)
+        )
+    if getattr(request, "htmx", False):
+        return _render_job(request, job.pk)
+    return redirect("console_job", job_id=job.pk)
+
+
+@login_required
 @require_GET
 def job_status(request: HttpRequest, job_id: int) -> HttpResponse:
     return _render_job(request, job_id)

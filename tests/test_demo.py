@@ -23,7 +23,8 @@ from demo.demo_data import (
     DEMO_SUPERVISOR,
     text_hash,
 )
-from material.models import Answer, Instruction, LanguageModel
+from demo.demo_pairs import DEMO_PAIRS
+from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Expert, Membership, Panel
 from taxonomy.models import Criterion, Rubric
 from work.models import Assignment, AssignmentKind, AssignmentStatus, Estimate, Triple
@@ -94,11 +95,15 @@ def test_it_seeds_catalogue_panels_people_and_material(demo_settings: Any, clien
     for person in (DEMO_ADMIN, DEMO_SUPERVISOR, *DEMO_EXPERTS):
         assert re.search(rf"\b{person.username}\b", out)
 
-    assert Instruction.objects.filter(external_id__startswith="demo-").count() == len(
-        DEMO_INSTRUCTIONS
-    )
+    rubric = Instruction.objects.filter(external_id__startswith="demo-", task__isnull=False)
+    assert rubric.count() == len(DEMO_INSTRUCTIONS)
     answers = Answer.objects.filter(external_id__startswith="demo-")
-    assert answers.count() == sum(len(item.answers) for item in DEMO_INSTRUCTIONS)
+    assert answers.filter(instruction__task__isnull=False).count() == sum(
+        len(item.answers) for item in DEMO_INSTRUCTIONS
+    )
+    # The side-by-side project: a query each, two answers of different demo models.
+    assert AnswerPair.objects.filter(external_id__startswith="demo-sbs-").count() == len(DEMO_PAIRS)
+    assert answers.filter(instruction__task__isnull=True).count() == 2 * len(DEMO_PAIRS)
     assert all(answer.text_hash == text_hash(answer.text) for answer in answers)
     assert Instruction.objects.exclude(reference_answer="").exists()
     # Each instruction carries the functional style of its catalogue leaf.
@@ -141,6 +146,12 @@ def test_the_demo_expert_has_work_in_the_queue(demo_settings: Any) -> None:
     assert open_work.exists()
     # Her work spans several instructions, not one answer repeated.
     assert open_work.values("answer__instruction").distinct().count() > 3
+    # And the side-by-side pairs: each with three annotators of the Editing panel, her among
+    # them, placed A/B at random per assignment (both placements occur).
+    pairs = Assignment.objects.filter(pair__isnull=False)
+    assert pairs.count() == 3 * len(DEMO_PAIRS)
+    assert open_work.filter(pair__isnull=False).count() == len(DEMO_PAIRS)
+    assert set(pairs.values_list("swapped", flat=True)) == {True, False}
 
 
 def test_the_demo_material_is_varied() -> None:

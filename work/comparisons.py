@@ -62,10 +62,11 @@ def _build_lock() -> None:
 def comparison_triples_build(
     *, panel_id: int, pair_ids: Iterable[int] | None = None, overlap: int = REPA_OVERLAP
 ) -> int:
-    """Create the missing triples of the given pairs (all pairs by default) for a panel.
+    """Route the given pairs (by default every pair not routed yet) to a panel: one triple per
+    criterion of the comparison set. Returns how many triples were created.
 
-    A pair already routed to another panel keeps that panel: a triple is unique per (pair,
-    criterion), so the first panel that builds a pair owns its comparison.
+    A pair that has triples already keeps its panel: a triple is unique per (pair, criterion),
+    so the first panel that takes a pair owns its comparison.
     """
     if not MIN_OVERLAP <= overlap <= MAX_OVERLAP:
         raise ValueError(
@@ -77,9 +78,9 @@ def comparison_triples_build(
         pairs = pairs.filter(pk__in=list(pair_ids))
     with transaction.atomic():
         _build_lock()
-        existing = set(
+        routed = set(
             Triple.objects.filter(kind=TripleKind.PAIRWISE, pair__in=pairs).values_list(
-                "pair_id", "comparison_criterion_id"
+                "pair_id", flat=True
             )
         )
         new = [
@@ -94,8 +95,8 @@ def comparison_triples_build(
                 position=criterion.position,
             )
             for pair_id, answer_a in pairs.values_list("pk", "answer_a_id")
+            if pair_id not in routed
             for criterion in criteria
-            if (pair_id, criterion.pk) not in existing
         ]
         Triple.objects.bulk_create(new, batch_size=5000)
     return len(new)
@@ -114,15 +115,19 @@ def _eligible(panel_id: int) -> list[int]:
 def comparisons_build(
     *,
     panel_id: int,
+    route: bool = False,
     pair_ids: Iterable[int] | None = None,
     overlap: int = REPA_OVERLAP,
     seed: int | None = None,
     progress: Progress | None = None,
 ) -> dict[str, int]:
-    """Create the pairs' triples for the panel and fill every open slot (idempotent).
+    """Fill every open slot of the panel's pairs (idempotent); with `route`, first route the
+    given pairs (or every pair not routed yet) to the panel with `overlap`.
 
-    Each pair goes to `overlap` different qualified, active experts of the panel, the least
-    loaded first; an expert who ever held the pair (a refusal, an expiry) does not get it again.
+    The panel's regular build (work.tasks) calls this without `route`, so the places freed by a
+    refusal, an expiry or a reassign are handed out again. Each pair goes to `overlap`
+    different qualified, active experts of the panel, the least loaded first; an expert who
+    ever held the pair (a refusal, an expiry) does not get it again.
     The placement of each new assignment is drawn from a generator seeded with `seed` (a fresh
     random one when not given; the report returns it, so a build can be replayed).
     """
@@ -132,8 +137,10 @@ def comparisons_build(
     pair_list = list(pair_ids) if pair_ids is not None else None
     with transaction.atomic():
         _build_lock()
-        created_triples = comparison_triples_build(
-            panel_id=panel_id, pair_ids=pair_list, overlap=overlap
+        created_triples = (
+            comparison_triples_build(panel_id=panel_id, pair_ids=pair_list, overlap=overlap)
+            if route
+            else 0
         )
         triples = Triple.objects.filter(kind=TripleKind.PAIRWISE, panel_id=panel_id).exclude(
             answer__reserved__isnull=False
@@ -316,7 +323,7 @@ def comparison_submit(
     if submission_key and locked.submission_key == submission_key:
         return ComparisonResult(ok=True, kind=locked.kind)
     estimates = list(
-        Estimate.objects.select_for_update()
+        Estimate.objects.select_for_update(of=("self",))
         .filter(assignment=locked)
         .select_related("triple__comparison_criterion")
     )
@@ -373,3 +380,33 @@ def comparison_refuse(*, assignment: Assignment, reason: str = "refused") -> Non
         if locked.status == AssignmentStatus.SUBMITTED:
             raise ScoringClosed(_("This pair is already submitted."))
         assignment_release(assignment=locked, reason=reason)
+
+
+@transaction.atomic
+def comparison_save_draft(*, assignment: Assignment, key: str, shown: str) -> Estimate:
+    """Keep one criterion's choice before the pair is saved (autosave): a draft, stored in the
+    pair's orientation like a submitted label. A submitted label is changed only by a save.
+
+    Raises KeyError for a criterion the assignment does not hold, ScoringClosed when closed.
+    """
+    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    reason = closed_reason(locked)
+    if reason:
+        raise ScoringClosed(reason)
+    estimate = (
+        Estimate.objects.select_for_update()
+        .filter(assignment=locked, triple__comparison_criterion__key=key)
+        .first()
+    )
+    if estimate is None:
+        raise KeyError(key)
+    if estimate.status == EstimateStatus.SUBMITTED:
+        return estimate
+    estimate.label = unplace(shown, swapped=locked.swapped).value
+    estimate.status = EstimateStatus.DRAFT
+    estimate.save(update_fields=["label", "status", "updated_at"])
+    if locked.status == AssignmentStatus.ASSIGNED:
+        locked.status = AssignmentStatus.IN_PROGRESS
+        locked.started_at = timezone.now()
+        locked.save(update_fields=["status", "started_at"])
+    return estimate

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from work import api, views
+from work import api, views, views_compare
 
 router = SimpleRouter()
 router.register("assignments", api.AssignmentViewSet, basename="api-assignment")
@@ -13,5 +13,10 @@ urlpatterns = [
     path("queue/next/", views.queue_next, name="queue_next"),
     path("assignments/<int:pk>/", views.assignment_page, name="assignment"),
     path("assignments/<int:pk>/draft/", views.assignment_draft, name="assignment_draft"),
+    path("assignments/<int:pk>/compare/", views_compare.compare_submit, name="compare_submit"),
+    path("assignments/<int:pk>/compare/draft/", views_compare.compare_draft, name="compare_draft"),
+    path(
+        "assignments/<int:pk>/compare/refuse/", views_compare.compare_refuse, name="compare_refuse"
+    ),
     path("api/", include(router.urls)),
 ]

@@ -18,7 +18,7 @@ from material.markdown import pygments_css
 from panels.access import check_object, require
 from panels.models import Expert
 from protocol.rationale import RationaleRule
-from work import hooks, selectors, services
+from work import hooks, selectors, services, views_compare
 from work.forms import items_from_post, parse_id, time_total
 from work.models import Assignment, AssignmentStatus, Estimate
 
@@ -35,6 +35,7 @@ _PAGE_FIELDS = (
     "status",
     "kind",
     "locked",
+    "pair",
     "drafts_backup",
     "expert",
     "kind",
@@ -80,8 +81,9 @@ def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
     return assignment
 
 
-def _own_triple_ids(request: HttpRequest, pk: int) -> list[int]:
-    """The criteria (triple ids) of an assignment the user may score; 403/404 as above.
+def _own_triple_ids(request: HttpRequest, pk: int) -> tuple[list[int], bool]:
+    """The criteria (triple ids) of an assignment the user may score, and whether it is a pair
+    (side by side); 403/404 as above.
 
     One query: the estimates are read with their assignment's expert, which the rule checks (the
     submission locks and reads the assignment itself).
@@ -89,7 +91,7 @@ def _own_triple_ids(request: HttpRequest, pk: int) -> list[int]:
     estimates = list(
         Estimate.objects.filter(assignment_id=pk)
         .select_related("assignment__expert")
-        .only("triple_id", "assignment__id", "assignment__expert__user")
+        .only("triple_id", "assignment__id", "assignment__pair", "assignment__expert__user")
     )
     assignment = (
         estimates[0].assignment
@@ -98,7 +100,8 @@ def _own_triple_ids(request: HttpRequest, pk: int) -> list[int]:
         else Assignment.objects.select_related("expert").filter(pk=pk).first()
     )
     check_object(request.user, "work.score_assignment", assignment, role="work.view_queue")
-    return [e.triple_id for e in estimates]
+    assert assignment is not None, "check_object raises for a missing assignment"
+    return [e.triple_id for e in estimates], assignment.pair_id is not None
 
 
 @login_required
@@ -191,9 +194,15 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
         closed = services.closed_reason(assignment)
         if not closed and assignment.status == AssignmentStatus.ASSIGNED:
             assignment = services.assignment_open(assignment=assignment)
+        if assignment.pair_id is not None:
+            # Side by side: its own page (the pair's texts, never its models).
+            pair_assignment = views_compare.pair_assignment(request, pk)
+            return views_compare.compare_page(request, pair_assignment, closed_reason=closed)
         return _render_assignment(request, assignment, closed_reason=closed)
 
-    triple_ids = _own_triple_ids(request, pk)
+    triple_ids, is_pair = _own_triple_ids(request, pk)
+    if is_pair:
+        return views_compare.compare_submit(request, pk)
     items, field_errors = items_from_post(request.POST, triple_ids)
     posted = {item.triple_id: item for item in items}
     total = time_total(request.POST)

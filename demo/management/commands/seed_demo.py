@@ -25,6 +25,7 @@ from demo.demo_data import (
     DemoPerson,
     demo_seed,
 )
+from demo.demo_pairs import demo_pairs_build, demo_pairs_ensure
 from panels.defaults import ensure_default_panels
 from panels.models import Panel
 from taxonomy.services import load_pollux
@@ -103,6 +104,9 @@ class Command(BaseCommand):
             + (f"created {report.created}" if report.created else "already present, nothing new")
         )
         self.stdout.write(_build_assignments(report.answer_ids))
+        # The side-by-side project (REPA): pairs of the demo models' answers, Editing panel.
+        pairs = demo_pairs_build(demo_pairs_ensure(report))
+        self.stdout.write(f"side-by-side pairs: {pairs}")
         judge_line = None if options["no_judge"] else _maybe_run_demo_judge(self.stdout.write)
         if judge_line:
             self.stdout.write(judge_line)
