@@ -22,7 +22,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from jobs.models import Job, JobKind, JobStatus
-from material.models import Answer, Instruction
+from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Expert, Panel
 from quality.exams import (
     ReferenceInput,
@@ -36,6 +36,7 @@ from taxonomy.models import Task
 from taxonomy.services import criteria_for
 from tests.conftest import Personas, make_expert, make_user
 from work.assignments import assignments_build
+from work.comparisons import comparisons_build
 from work.models import Assignment
 from work.services import ScoreInput, assignment_submit
 
@@ -70,6 +71,8 @@ class Side:
     attempt: ExamAttempt
     # A judge run scoped to the panel (None while the judging app is not installed).
     judge_run: Any = None
+    # The expert's side-by-side work: a pair of two models' answers (work.comparisons).
+    pair_assignment: Any = None
 
 
 @dataclass
@@ -130,6 +133,26 @@ def _exam_of(panel: Panel, sup: User, source: Answer, expert: Expert) -> tuple[E
     return exam, item, expert
 
 
+def _pair_assignment_of(panel: Panel, expert: Expert, key: str) -> Assignment:
+    """A side-by-side pair routed to the panel; the expert's assignment of it (the model names
+    are among the secrets an expert's page must never show)."""
+    instruction = Instruction.objects.create(text=f"Сравните два ответа ({key}).")
+    answers = [
+        Answer.objects.create(
+            instruction=instruction,
+            model=LanguageModel.objects.get_or_create(name=name, version="1")[0],
+            text=f"Ответ {side} для сравнения ({key}).",
+            text_hash=f"pair-{key}-{side}",
+        )
+        for side, name in (("a", MODEL_NAME), ("b", MODEL_NAME + "-rival"))
+    ]
+    pair = AnswerPair.objects.create(
+        instruction=instruction, answer_a=answers[0], answer_b=answers[1]
+    )
+    comparisons_build(panel_id=panel.pk, route=True, pair_ids=[pair.pk], seed=1)
+    return Assignment.objects.get(pair=pair, expert=expert)
+
+
 def _private_file(name: str) -> str:
     root = Path(settings.PRIVATE_STORAGE_ROOT)
     (root / "exports").mkdir(parents=True, exist_ok=True)
@@ -176,6 +199,7 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         with django_capture_on_commit_callbacks(execute=True):
             attempt = exam_attempt_start(exam=exam, expert=candidate)
         sides[key] = Side(panel, expert, sup, answer, assignment, job, exam, item, attempt)
+        sides[key].pair_assignment = _pair_assignment_of(panel, expert, key)
     world = World(personas=personas, a=sides["A"], b=sides["B"])
     # The combined personas join after A's and B's work was handed out (the plain experts keep
     # theirs); they get work on an answer routed to both panels.

@@ -124,6 +124,17 @@ PANEL: Kwargs = lambda w, s: {"pk": s.panel.pk}  # noqa: E731
 CONTROL_ANSWER: Kwargs = lambda w, s: {"pk": s.panel.pk, "answer_id": s.answer.pk}  # noqa: E731
 PANEL_EXPERT: Kwargs = lambda w, s: {"pk": s.panel.pk, "expert_id": s.expert.pk}  # noqa: E731
 ASSIGNMENT: Kwargs = lambda w, s: {"pk": s.assignment.pk}  # noqa: E731
+PAIR_ASSIGNMENT: Kwargs = lambda w, s: {"pk": s.pair_assignment.pk}  # noqa: E731
+REPA_KEYS = (
+    "request_following", "factuality", "repetition", "code_switching", "relevance",
+    "harmfulness", "fluency", "contradiction", "sudden_interruption", "refusal", "overall",
+)  # fmt: skip
+PAIR_LABELS: Data = lambda w, s: {  # noqa: E731
+    **{f"label_{key}": "both_good" for key in REPA_KEYS},
+    "time_total": "1000",
+    "comment": "",
+}
+PAIR_DRAFT: Data = lambda w, s: {"criterion": "overall", "label": "a"}  # noqa: E731
 BUILD_JOB: Kwargs = lambda w, s: {"job_id": s.job.pk}  # noqa: E731
 EXAM: Kwargs = lambda w, s: {"pk": s.exam.pk}  # noqa: E731
 EXAM_ITEM: Kwargs = lambda w, s: {"pk": s.exam.pk, "answer_id": s.exam_item.answer_id}  # noqa: E731
@@ -343,6 +354,24 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(LOGIN, (200, 404), (404, 200), 403, 403, 403, 404, 404, 404, 403),
     ),
+    # --- side by side (REPA): the owner's pair only; another expert's does not exist (404).
+    "compare_submit": Row(
+        PAIR_ASSIGNMENT,
+        data=PAIR_LABELS,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (REDIRECT, 404), (404, REDIRECT), 403, 403, 403, 404, 404, 404, 403),
+    ),
+    "compare_draft": Row(
+        PAIR_ASSIGNMENT,
+        data=PAIR_DRAFT,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (200, 404), (404, 200), 403, 403, 403, 404, 404, 404, 403),
+    ),
+    "compare_refuse": Row(
+        PAIR_ASSIGNMENT,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (REDIRECT, 404), (404, REDIRECT), 403, 403, 403, 404, 404, 404, 403),
+    ),
     # --- the expert API: DRF answers 403 to anonymous requests (session auth sends no challenge).
     "api-assignment-list": Row(
         None,
@@ -520,6 +549,23 @@ ACCESS: dict[str, Row] = {
     ),
     "console_build": Row(
         PANEL,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
+    ),
+    "console_route_pairs": Row(
+        PANEL,
+        data=lambda w, s: {"overlap": "3"},
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(
             LOGIN,
