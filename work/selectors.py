@@ -76,6 +76,7 @@ def queue_page(expert: Expert, status: str | None) -> QuerySet[Assignment]:
         "reserved_until",
         "submitted_at",
         "critical_stop",
+        "pair",
         "panel__number",
         "panel__name_en",
         "panel__name_ru",
