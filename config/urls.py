@@ -22,4 +22,5 @@ urlpatterns = [
     path("", include("dataset.urls")),
     path("", include("console.urls")),
     path("", include("judging.urls")),
+    path("", include("comparison.urls")),
 ]

@@ -14,6 +14,7 @@ class JobKind(models.TextChoices):
     EXPORT = "export", _("export")
     JUDGE_BATCH = "judge_batch", _("judge batch")
     JUDGE_REPORT = "judge_report", _("judge report")
+    RANKINGS = "rankings", _("model rankings")
 
 
 class JobStatus(models.TextChoices):

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "dataset",
     "judging",
     "console",
+    "comparison",
     "demo",
 ]
 
@@ -76,6 +77,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "console.context_processors.roles",
+                "comparison.context_processors.comparison_nav",
             ],
         },
     },

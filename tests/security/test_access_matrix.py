@@ -829,6 +829,18 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 404, 404, (200, 404), (404, 200), 200, 404, 404, 404, (200, 404)),
         POST=e(LOGIN, 404, 404, (200, 404), (404, 200), 200, 404, 404, 404, (200, 404)),
     ),
+    # --- model rankings: admins and supervisors who are not experts (they name the models);
+    # only admins recompute (an empty POST queues the defaults).
+    "comparison_rankings": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "comparison_rankings_recompute": Row(
+        None,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
     "my_exams": Row(
         None,
         GET=e(LOGIN, 200, 200, 403, 403, 403, 200, 200, 200, 403),

@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from comparison import views
+
+urlpatterns = [
+    path("comparison/rankings/", views.rankings_page, name="comparison_rankings"),
+    path(
+        "comparison/rankings/recompute/",
+        views.rankings_recompute,
+        name="comparison_rankings_recompute",
+    ),
+]
