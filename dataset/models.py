@@ -20,7 +20,7 @@ class TripleAggregate(models.Model):
     all_na = models.BooleanField(default=False)
     # Side-by-side triples: the majority label in the pair's own orientation ("" otherwise,
     # and "" with excluded_reason "no_consensus" when no label has a majority).
-    label = models.CharField(max_length=10, blank=True, default="")
+    label = models.CharField(max_length=10, blank=True, default="", db_default="")
     # Why the triple is out of the dataset ("" when it is in).
     excluded_reason = models.CharField(max_length=32, blank=True)
     job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True)

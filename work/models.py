@@ -30,7 +30,14 @@ class Triple(models.Model):
     deletion) keeps working. The check constraint below holds each kind to its fields.
     """
 
-    kind = models.CharField(max_length=10, choices=TripleKind.choices, default=TripleKind.POINTWISE)
+    # db_default as well: the bulk writers (COPY) that name only the pointwise columns still
+    # write a valid row.
+    kind = models.CharField(
+        max_length=10,
+        choices=TripleKind.choices,
+        default=TripleKind.POINTWISE,
+        db_default=TripleKind.POINTWISE,
+    )
 
     # No index of its own: the unique (answer, criterion) index leads with answer_id, and every
     # index less is less work for the builder's COPY of ~170,000 triples.
@@ -148,8 +155,8 @@ class Assignment(models.Model):
     pair = models.ForeignKey(
         AnswerPair, on_delete=models.CASCADE, related_name="assignments", null=True, blank=True
     )
-    swapped = models.BooleanField(default=False)
-    comment = models.TextField(blank=True, default="")
+    swapped = models.BooleanField(default=False, db_default=False)
+    comment = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         verbose_name = _("assignment")
@@ -221,7 +228,7 @@ class Estimate(models.Model):
     rationale = models.TextField(blank=True)
     # Side-by-side: the label in the pair's own orientation (protocol.pairwise: "a", "b",
     # "both_good", "both_bad"), put back from the side shown at submit; never the side shown.
-    label = models.CharField(max_length=10, blank=True, default="")
+    label = models.CharField(max_length=10, blank=True, default="", db_default="")
     # The rubric version the score was given under: NULL until submitted, then the triple's
     # rubric at that moment (work.services). It is a record meant to outlive a change of
     # the triple's rubric (the admin can edit one), so unlike `expert` it is not a pure copy and
@@ -266,7 +273,7 @@ class EstimateRevision(models.Model):
     score = models.SmallIntegerField(null=True, blank=True)
     is_na = models.BooleanField(default=False)
     rationale = models.TextField(blank=True)
-    label = models.CharField(max_length=10, blank=True, default="")
+    label = models.CharField(max_length=10, blank=True, default="", db_default="")
     changed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
