@@ -35,7 +35,8 @@ import pyarrow.compute as pc
 from django.db import connection, transaction
 
 from dataset.agreement import agreement_report, result_tables
-from dataset.models import TripleAggregate
+from dataset.models import EXCLUDED_CRITICAL, EXCLUDED_FEW, EXCLUDED_NO_SCORE, TripleAggregate
+from dataset.pairwise import LabelAggregation, aggregate_rows, read_label_frame
 from jobs.services import job_progress
 from lib.arrow import stream_query
 from material.models import Answer, Instruction, LanguageModel
@@ -45,12 +46,7 @@ from protocol.rationale import SCRIPT_RANGES, RationaleRule
 from taxonomy.models import Criterion, CriterionGroup, Rubric, Task, best_of
 from taxonomy.services import task_tops
 from work import kinds
-from work.models import Estimate, EstimateStatus, Triple
-
-# Why a triple is out of the dataset (TripleAggregate.excluded_reason).
-EXCLUDED_CRITICAL = "critical_violation"
-EXCLUDED_FEW = "too_few_estimates"
-EXCLUDED_NO_SCORE = "no_numeric_score"
+from work.models import Estimate, EstimateStatus, Triple, TripleKind
 
 GROUPS = [value for value, _label in CriterionGroup.choices]
 ProgressFn = Callable[[int, int, str], None]
@@ -397,9 +393,11 @@ def rationale_sure_sql(
 
 
 def narrow_estimates_sql(sure: str | None = None, answers_sql: str | None = None) -> str:
-    """Submitted estimates with their triple's keys; `sure` (SQL) marks rationales proven valid,
-    whose text is then not sent; `answers_sql` (a trusted SELECT of answer ids) narrows the read
-    to those answers (whole answers: rule 2 looks at every critical vote of an answer)."""
+    """Submitted estimates of pointwise triples with their triple's keys (a pairwise triple has
+    no criterion, rubric or score: dataset.pairwise reads its labels); `sure` (SQL) marks
+    rationales proven valid, whose text is then not sent; `answers_sql` (a trusted SELECT of
+    answer ids) narrows the read to those answers (whole answers: rule 2 looks at every
+    critical vote of an answer)."""
     t = _tables()
     sure = f"({sure})" if sure else "FALSE"
     only = f" AND t.answer_id IN ({answers_sql})" if answers_sql else ""
@@ -412,7 +410,8 @@ def narrow_estimates_sql(sure: str | None = None, answers_sql: str | None = None
         f"JOIN {t['triple']} t ON t.id = e.triple_id "
         f"JOIN {t['answer']} a ON a.id = t.answer_id "
         f"JOIN {t['instruction']} i ON i.id = a.instruction_id "
-        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}'{only}"
+        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}' "
+        f"AND t.kind = '{TripleKind.POINTWISE.value}'{only}"
     )
 
 
@@ -631,6 +630,9 @@ class DatasetComputation:
     triples: pd.DataFrame  # labelled, every triple with an estimate (excluded ones flagged)
     agreement: pd.DataFrame
     tables: dict[str, pd.DataFrame]
+    # The side-by-side kind, from the same snapshot: its labels and its verdicts.
+    labels: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pairwise: LabelAggregation | None = None
 
 
 def dataset_compute(
@@ -640,10 +642,15 @@ def dataset_compute(
     return dataset_compute_from(read_estimate_frame(progress=progress), rules)
 
 
-def dataset_compute_from(estimates: pd.DataFrame, rules: AggregationSettings) -> DatasetComputation:
-    """`dataset_compute` on an estimates frame already read (see `EstimateFrameBuilder`)."""
-    # Through the task-kind seam: every triple is pointwise today (the kind is implicit, see
-    # docs/architecture.md), so the whole frame goes to that kind's verdict function.
+def dataset_compute_from(
+    estimates: pd.DataFrame, rules: AggregationSettings, labels: pd.DataFrame | None = None
+) -> DatasetComputation:
+    """`dataset_compute` on an estimates frame already read (see `EstimateFrameBuilder`); the
+    pairwise labels are read here unless given (inside the caller's snapshot)."""
+    # Through the task-kind seam, one frame per kind: the estimates read holds only pointwise
+    # triples, the labels only pairwise ones, each goes to its kind's verdict function.
+    labels = read_label_frame() if labels is None else labels
+    pairwise: LabelAggregation = kinds.slot(kinds.PAIRWISE, "aggregate")(labels, rules)
     result: AggregationResult = kinds.slot(kinds.POINTWISE, "aggregate")(estimates, rules)
     triples = label_dimensions(result.triples)
     included = triples[triples["excluded_reason"] == ""]
@@ -655,7 +662,13 @@ def dataset_compute_from(estimates: pd.DataFrame, rules: AggregationSettings) ->
     agreement = agreement_report(included, kept)
     tables = result_tables(included)
     return DatasetComputation(
-        estimates=estimates, result=result, triples=triples, agreement=agreement, tables=tables
+        estimates=estimates,
+        result=result,
+        triples=triples,
+        agreement=agreement,
+        tables=tables,
+        labels=labels,
+        pairwise=pairwise,
     )
 
 
@@ -664,8 +677,11 @@ def dataset_compute_from(estimates: pd.DataFrame, rules: AggregationSettings) ->
 # --------------------------------------------------------------------------------------------
 
 
-def aggregates_write(triples: pd.DataFrame, *, job_id: int | None) -> int:
-    """Replace every TripleAggregate row with `triples` in one transaction (COPY on PostgreSQL)."""
+def aggregates_write(
+    triples: pd.DataFrame, *, job_id: int | None, pairwise: pd.DataFrame | None = None
+) -> int:
+    """Replace every TripleAggregate row with `triples` (pointwise) and `pairwise` (the label
+    verdicts of dataset.pairwise) in one transaction (COPY on PostgreSQL)."""
     table = TripleAggregate._meta.db_table
     columns = [
         "triple_id",
@@ -674,6 +690,7 @@ def aggregates_write(triples: pd.DataFrame, *, job_id: int | None) -> int:
         "mode",
         "confidence",
         "all_na",
+        "label",
         "excluded_reason",
         "job_id",
     ]
@@ -688,10 +705,18 @@ def aggregates_write(triples: pd.DataFrame, *, job_id: int | None) -> int:
             ),
             "confidence": pa.array(triples["confidence"].to_numpy(dtype=float), from_pandas=True),
             "all_na": pa.array(triples["all_na"].to_numpy(dtype=bool)),
-            "excluded_reason": pa.array(triples["excluded_reason"].astype(str).tolist()),
+            "label": pa.array([""] * n, pa.string()),
+            "excluded_reason": pa.array(
+                triples["excluded_reason"].astype(str).tolist(), pa.string()
+            ),
             "job_id": pa.array([job_id] * n, pa.int64()),
         }
     )
+    if pairwise is not None and len(pairwise):
+        # One chunk per column: Arrow 26's CSV writer wrote zero bytes for a two-chunk table
+        # whose first chunk was empty (a pairwise-only database), and COPY refused them.
+        data = pa.concat_tables([data, aggregate_rows(pairwise, job_id)]).combine_chunks()
+        n += len(pairwise)
     with transaction.atomic():
         # A full recompute: the old rows go, all new rows come, atomically (readers see either).
         TripleAggregate.objects.all().delete()
@@ -730,9 +755,19 @@ def aggregation_run(
         with snapshot():
             computed = dataset_compute(rules, progress=progress)
         progress(len(computed.estimates), len(computed.estimates), "write")
-        aggregates_write(computed.result.triples, job_id=job_id)
-    report = dict(computed.result.report)
+        pairwise = computed.pairwise.triples if computed.pairwise else None
+        aggregates_write(computed.result.triples, job_id=job_id, pairwise=pairwise)
+    report = dataset_report(computed)
     report["agreement"] = json_records(computed.agreement)
+    return report
+
+
+def dataset_report(computed: DatasetComputation) -> dict[str, Any]:
+    """The aggregation's report: the pointwise counts, and the pairwise ones under "pairwise"
+    when there are side-by-side triples (a pointwise-only report stays as it was)."""
+    report = dict(computed.result.report)
+    if computed.pairwise is not None and computed.pairwise.report.get("triples_total"):
+        report["pairwise"] = dict(computed.pairwise.report)
     return report
 
 

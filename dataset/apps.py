@@ -9,8 +9,8 @@ class DatasetConfig(AppConfig):
     verbose_name = _("Dataset")
 
     def ready(self) -> None:
-        # The pointwise kind's verdict and export table (work.kinds: the task-kind seam).
-        from dataset import aggregation, export_schema
+        # Each kind's verdict and export table (work.kinds: the task-kind seam).
+        from dataset import aggregation, export_schema, pairwise
         from dataset import tasks as _tasks  # noqa: F401  (registers the aggregation and export jobs)
         from work import kinds
 
@@ -19,4 +19,10 @@ class DatasetConfig(AppConfig):
             "dataset",
             aggregate=aggregation.aggregate_estimates,
             export_schema=export_schema.triple_schema,
+        )
+        kinds.contribute(
+            kinds.PAIRWISE,
+            "dataset",
+            aggregate=pairwise.aggregate_labels,
+            export_schema=pairwise.pairs_schema,
         )

@@ -40,6 +40,7 @@ from dataset.aggregation import (
     EstimateFrameBuilder,
     ProgressFn,
     dataset_compute_from,
+    dataset_report,
     is_postgres,
     release_memory,
     snapshot,
@@ -55,6 +56,14 @@ from dataset.export_schema import (
     judge_columns,
     judge_names_in_snapshot,
 )
+from dataset.pairwise import (
+    PAIR_COLUMNS,
+    PAIRS_NOTE,
+    annotator_slots_needed,
+    criterion_keys,
+    has_pairs,
+    pairs_table,
+)
 from lib.arrow import stream_query
 from lib.xlsx import EXCEL_MAX_CHARS, EXCEL_MAX_ROWS, TRUNCATION_MARKER, XlsxWriter
 from material.models import Answer, Instruction, LanguageModel
@@ -62,7 +71,7 @@ from panels.models import Expert, Panel
 from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
 from taxonomy.services import task_lineages
 from work import kinds
-from work.models import Assignment, Estimate, EstimateStatus, Triple
+from work.models import Assignment, Estimate, EstimateStatus, Triple, TripleKind
 
 FORMATS = ("parquet", "xlsx")
 
@@ -88,8 +97,9 @@ def _epoch_us(column: str) -> str:
 
 
 def _estimates_sql(sure: str | None = None) -> str:
-    """Every submitted estimate with what both the aggregation and the estimates table need;
-    `sure` (SQL) is the condition proving a rationale valid (see `rationale_sure_sql`)."""
+    """Every submitted estimate of a pointwise triple (pairwise labels go to the `pairs`
+    table) with what both the aggregation and the estimates table need; `sure` (SQL) is the
+    condition proving a rationale valid (see `rationale_sure_sql`)."""
     e, t, a, i = (
         Estimate._meta.db_table,
         Triple._meta.db_table,
@@ -108,7 +118,8 @@ def _estimates_sql(sure: str | None = None) -> str:
         f"FROM {e} e JOIN {t} t ON t.id = e.triple_id "
         f"JOIN {a} a ON a.id = t.answer_id JOIN {i} i ON i.id = a.instruction_id "
         f"JOIN {s} s ON s.id = e.assignment_id "
-        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}'"
+        f"WHERE e.status = '{EstimateStatus.SUBMITTED.value}' "
+        f"AND t.kind = '{TripleKind.POINTWISE.value}'"
     )
 
 
@@ -573,7 +584,7 @@ def readme_lines(
     ]
     for key, value in options.rules.as_dict().items():
         lines.append((f"setting: {key}", str(value)))
-    for key, value in computed.result.report.items():
+    for key, value in dataset_report(computed).items():
         if key != "settings":
             lines.append((f"report: {key}", str(value)))
     lines.append(("", ""))
@@ -589,6 +600,9 @@ def readme_lines(
             "(ordinal), and the same measures under random labelling.",
         )
     )
+    if has_pairs(computed.pairwise):
+        lines.append(("Sheet pairs", PAIRS_NOTE))
+        lines += [(f"pairs.{c}", d) for c, d in PAIR_COLUMNS]
     lines.append(("Sheet model_criterion", "Mean score per model and criterion."))
     lines.append(("Sheet model_task", "Mean score per model and task."))
     lines.append(
@@ -662,6 +676,7 @@ def dataset_write(
                     ESTIMATE_SCHEMA,
                     estimate_batches(kept, lookups, spill.batches(), on_chunk=on_chunk),
                 )
+                _write_pairs(sink, computed, options)
                 sink.write_frame("agreement", computed.agreement)
                 for name, table in computed.tables.items():
                     sink.write_frame(name, table)
@@ -669,13 +684,28 @@ def dataset_write(
                 sink.close()
     finally:
         spill.remove()
-    report = dict(computed.result.report)
+    report = dataset_report(computed)
     report["rows"] = dict(sink.rows)
     report["format"] = options.fmt
     report["generated_at"] = generated_at.isoformat()
     if isinstance(sink, XlsxWriter):
         report["sheets"] = sink.sheets
     return report
+
+
+def _write_pairs(
+    sink: ParquetSink | XlsxWriter, computed: DatasetComputation, options: ExportOptions
+) -> None:
+    """The side-by-side kind's `pairs` table (a file or a sheet of its own), when the snapshot
+    has a fully labelled pair. Excel has no list cells: one column per annotator slot."""
+    if computed.pairwise is None or not has_pairs(computed.pairwise):
+        return
+    labels = computed.labels
+    keys = criterion_keys(labels)
+    slots = annotator_slots_needed(labels) if options.fmt == "xlsx" else None
+    schema: pa.Schema = kinds.slot(kinds.PAIRWISE, "export_schema")(keys, slots)
+    table = pairs_table(labels, computed.pairwise.triples, keys, slots, schema=schema)
+    sink.write_table("pairs", schema, iter(table.to_batches(max_chunksize=options.chunk_rows)))
 
 
 def _triple_schema(judge_names: list[str]) -> pa.Schema:

@@ -8,6 +8,12 @@ from django.utils.translation import gettext_lazy as _
 from jobs.models import Job
 from work.models import Triple
 
+# Why a triple is out of the dataset (TripleAggregate.excluded_reason; "" when it is in).
+EXCLUDED_CRITICAL = "critical_violation"  # pointwise rule 2
+EXCLUDED_FEW = "too_few_estimates"  # pointwise rule 3; pairwise: fewer labels than needed
+EXCLUDED_NO_SCORE = "no_numeric_score"  # pointwise rule 4
+EXCLUDED_NO_CONSENSUS = "no_consensus"  # pairwise: no label has a majority (REPA §2.3)
+
 
 class TripleAggregate(models.Model):
     """Aggregated expert verdict of one triple, recomputed by the aggregation job."""

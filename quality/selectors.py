@@ -19,7 +19,8 @@ WITH e AS (
     SELECT es.id, es.triple_id, es.expert_id, t."group" AS grp, es.is_na,
            CASE WHEN es.is_na THEN NULL ELSE es.score END AS score
     FROM {estimate} es JOIN {triple} t ON t.id = es.triple_id
-    WHERE t.panel_id = %s AND es.status = 'submitted' {expert_filter}
+    -- scores only: a pairwise triple's label has its own agreement (quality.pairwise)
+    WHERE t.panel_id = %s AND es.status = 'submitted' AND t.kind = 'pointwise' {expert_filter}
 ), v AS (
     SELECT es.triple_id, es.is_na, CASE WHEN es.is_na THEN NULL ELSE es.score END AS score,
            COUNT(*) AS n

@@ -12,6 +12,7 @@ class WorkConfig(AppConfig):
         # Models and services load once the app registry is ready.
         from work import (
             checks,  # noqa: F401  (importing it registers the start-up check)
+            comparisons,
             forms,
             kinds,
             services,
@@ -24,4 +25,11 @@ class WorkConfig(AppConfig):
             "work",
             parse_submission=forms.items_from_post,
             item_errors=services.item_errors,
+        )
+        kinds.register(kinds.TaskKind(kinds.PAIRWISE, "side-by-side comparison"))
+        kinds.contribute(
+            kinds.PAIRWISE,
+            "work",
+            parse_submission=comparisons.comparison_from_post,
+            item_errors=comparisons.comparison_item_errors,
         )

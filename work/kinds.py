@@ -20,6 +20,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 
 POINTWISE = "pointwise"
+PAIRWISE = "pairwise"
 
 # Which app fills which slot: each app may fill only its own (the layers of import-linter).
 SLOTS_BY_APP: dict[str, tuple[str, ...]] = {
