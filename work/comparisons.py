@@ -32,6 +32,7 @@ from panels.models import Membership
 from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP
 from protocol.pairwise import Label, unplace
 from taxonomy.services import comparison_criteria
+from work import kinds
 from work.assignments import BUILD_LOCK_ID, OPEN_STATUSES, assignment_release
 from work.models import (
     Assignment,
@@ -328,7 +329,8 @@ def comparison_submit(
         .select_related("triple__comparison_criterion")
     )
     keys = [e.triple.comparison_criterion.key for e in estimates]  # type: ignore[union-attr]
-    errors = comparison_item_errors(data.labels, keys)
+    # Through the seam, like the pointwise submission: the kind's own rule of one item.
+    errors = kinds.slot(kinds.PAIRWISE, "item_errors")(data.labels, keys)
     unknown = sorted(set(data.labels) - set(keys))
     form_errors = [_("Unknown criterion %(key)s.") % {"key": k[:40]} for k in unknown]
     if len(data.comment) > MAX_COMMENT_CHARS:

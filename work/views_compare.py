@@ -21,7 +21,7 @@ from material.markdown import pygments_css
 from panels.access import check_object
 from protocol.pairwise import Label
 from taxonomy.models import ComparisonCriterion
-from work import comparisons, services
+from work import comparisons, kinds, services
 from work.forms import time_total
 from work.models import Assignment, AssignmentStatus
 
@@ -132,7 +132,7 @@ def _previous_url(assignment: Assignment) -> str:
 def compare_submit(request: HttpRequest, pk: int) -> HttpResponse:
     """Save the labels of one pair (REPA's Save): all criteria at once, then the next pair."""
     assignment = pair_assignment(request, pk)
-    data = comparisons.comparison_from_post(request.POST)
+    data = kinds.slot(kinds.PAIRWISE, "parse_submission")(request.POST)
     total = time_total(request.POST)
     if total is None:
         return compare_page(
