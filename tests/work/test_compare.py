@@ -144,7 +144,7 @@ def test_a_label_given_on_a_swapped_page_is_stored_in_the_pairs_orientation(
 def test_the_page_shows_the_placement_and_never_the_models(
     panel: Panel, experts: list[Any]
 ) -> None:
-    pair = _pair(1)
+    _pair(1)
     comparisons_build(panel_id=panel.pk, route=True, seed=5)
 
     for assignment in Assignment.objects.select_related("expert__user"):
