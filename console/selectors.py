@@ -20,11 +20,12 @@ from lib.sql import fetch_all
 from material.models import Answer, Instruction
 from panels.models import Membership, Panel, SupervisorNotice
 from quality.models import ControlItem, ControlStanding
+from quality.pairwise import comparison_agreement
 from quality.selectors import Agreement
-from taxonomy.models import GROUP_ORDER, Criterion, CriterionGroup, Task
+from taxonomy.models import GROUP_ORDER, ComparisonCriterion, Criterion, CriterionGroup, Task
 from work import kinds
 from work.forms import parse_score
-from work.models import Assignment, Estimate, EstimateStatus, ReservedAnswer, Triple
+from work.models import Assignment, Estimate, EstimateStatus, ReservedAnswer, Triple, TripleKind
 from work.selectors import blind_answer_ids
 
 # The raw SQL below names tables by their models, so renaming one (Meta.db_table) cannot leave
@@ -431,3 +432,16 @@ def confidence_histogram(panel: Panel, bins: int = 10) -> list[int]:
     for confidence, n in rows:
         counts[max(0, min(bins - 1, int(float(confidence) * bins)))] += n
     return counts
+
+
+def pair_agreement_rows(panel: Panel) -> list[dict[str, Any]]:
+    """The panel's side-by-side agreement per criterion (quality.pairwise, complete pairs only):
+    the majority-vote rate REPA reports, and the chance-corrected Fleiss' kappa and
+    Krippendorff's alpha it lacked. Empty when the panel compares no pairs."""
+    if not Triple.objects.filter(panel=panel, kind=TripleKind.PAIRWISE).exists():
+        return []
+    names = {c.key: c.name for c in ComparisonCriterion.objects.all()}
+    return [
+        {"key": key, "name": names.get(key, key), "agreement": value}
+        for key, value in comparison_agreement(panel).items()
+    ]

@@ -119,6 +119,7 @@ def panel_page(request: HttpRequest, pk: int) -> HttpResponse:
                 css_class="throughput",
             ),
             "times": stats.times,
+            "pair_agreement": console_selectors.pair_agreement_rows(panel),
             "notices": panel_selectors.unread_notices(panel)[:20],
             "actions": panel_selectors.recent_actions(panel),
             "lock_form": LockBatchForm(),

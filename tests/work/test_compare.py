@@ -316,3 +316,28 @@ def test_console_route_pairs_builds_through_the_job(
     other = Client()
     other.force_login(stranger)
     assert other.post(url, {"overlap": "3"}).status_code == 404
+
+
+def test_the_console_shows_the_panels_side_by_side_agreement(
+    panel: Panel, experts: list[Any]
+) -> None:
+    _pair(1)
+    comparisons_build(panel_id=panel.pk, route=True, seed=9)
+    # Three annotators: two say "a" on every criterion, the third "b" (pair orientation).
+    for n, assignment in enumerate(Assignment.objects.order_by("pk")):
+        shown = "a" if n < 2 else "b"
+        placed = ("b" if shown == "a" else "a") if assignment.swapped else shown
+        result = comparison_submit(
+            assignment=assignment, data=ComparisonInput(labels=_all(placed)), user=None
+        )
+        assert result.ok
+    supervisor = make_user("agree_sup")
+    panel.supervisors.add(supervisor)
+    client = Client()
+    client.force_login(supervisor)
+    html = client.get(reverse("console_panel", args=[panel.pk])).content.decode()
+    assert 'id="pair-agreement"' in html
+    row = html[html.index('data-criterion="overall"') :]
+    row = row[: row.index("</tr>")]
+    # One item, a 2-of-3 majority: majority-vote rate 100 %, unanimity 0 %.
+    assert "100 %" in row and "0 %" in row
