@@ -14,6 +14,8 @@ class JobKind(models.TextChoices):
     EXPORT = "export", _("export")
     JUDGE_BATCH = "judge_batch", _("judge batch")
     JUDGE_REPORT = "judge_report", _("judge report")
+    PAIR_IMPORT = "pair_import", _("answer pair import")
+    PAIR_MAKE = "pair_make", _("answer pairing")
 
 
 class JobStatus(models.TextChoices):

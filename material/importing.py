@@ -136,11 +136,11 @@ def import_summary(report: ImportReport) -> str:
     }
 
 
-@transaction.atomic
-def import_job_create(*, upload: UploadedFile, user_id: int | None, language: str) -> Job:
-    """Store an uploaded file under PRIVATE_STORAGE_ROOT/imports/ and queue a Job for it.
+def store_upload(upload: UploadedFile) -> str:
+    """Store an uploaded file under PRIVATE_STORAGE_ROOT/imports/; returns its relative path.
 
-    The stored name is random: the user's file name is kept only as a label.
+    The stored name is random: the user's file name is kept only as a label. The import tasks
+    read only files under that folder.
     """
     suffix = Path(upload.name or "").suffix.lower()
     relative = f"imports/{uuid.uuid4().hex}{suffix}"
@@ -149,17 +149,38 @@ def import_job_create(*, upload: UploadedFile, user_id: int | None, language: st
     with target.open("wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
+    return relative
+
+
+def stored_import_path(relative: str) -> Path | None:
+    """The stored upload a job's params name, or None for a path outside imports/ (only files
+    the upload views stored may be read, never a path smuggled into params)."""
+    root = Path(settings.PRIVATE_STORAGE_ROOT).resolve()
+    path = (root / relative).resolve()
+    return path if path.is_relative_to(root / "imports") else None
+
+
+def upload_params(upload: UploadedFile, relative: str, language: str) -> dict[str, Any]:
+    """A job's params for a stored upload: its path, the user's file name (a label), format."""
+    suffix = Path(upload.name or "").suffix.lower()
+    return {
+        "path": relative,
+        "name": Path(upload.name or "").name[:200],
+        "format": EXTENSIONS.get(suffix, ""),
+        "size": upload.size,
+        "language": language,
+    }
+
+
+@transaction.atomic
+def import_job_create(*, upload: UploadedFile, user_id: int | None, language: str) -> Job:
+    """Store an uploaded file (store_upload) and queue an import Job for it."""
+    relative = store_upload(upload)
     # Sent after the commit, so the worker finds the job row. With eager tasks (local settings)
     # the import runs right there, before the view redirects.
     return enqueue(
         JobKind.IMPORT,
-        {
-            "path": relative,
-            "name": Path(upload.name or "").name[:200],
-            "format": EXTENSIONS.get(suffix, ""),
-            "size": upload.size,
-            "language": language,
-        },
+        upload_params(upload, relative, language),
         progress_total=PROGRESS_TOTAL,
         created_by_id=user_id,
     )

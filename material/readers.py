@@ -36,7 +36,7 @@ from material.import_common import (
 
 
 @dataclass
-class _Source:
+class Source:
     """A parsed file: its columns and an iterator of (row number, {column: value})."""
 
     columns: list[str]
@@ -133,7 +133,7 @@ def _check_utf8(path: Path, errors: Errors) -> bool:
 
 def open_csv(
     path: Path, errors: Errors, stack: list[Any], *, delimiters: str = ","
-) -> _Source | None:
+) -> Source | None:
     """`delimiters`: with more than one, the header line decides (the one it holds most of),
     for small tables saved by spreadsheets with a semicolon or a tab; the material import is
     comma-separated."""
@@ -188,10 +188,10 @@ def open_csv(
                 continue
             yield number, dict(zip(columns, cells, strict=False))
 
-    return _Source(columns, rows(), lambda: counter.count / size, header_row=1)
+    return Source(columns, rows(), lambda: counter.count / size, header_row=1)
 
 
-def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
+def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> Source | None:
     if not _check_utf8(path, errors):
         return None
     size = max(path.stat().st_size, 1)
@@ -238,7 +238,7 @@ def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
                     yield number, row
 
     columns = list(first[1]) if first else []
-    return _Source(columns, rows(), lambda: counter.count / size, header_row=None, dynamic=True)
+    return Source(columns, rows(), lambda: counter.count / size, header_row=None, dynamic=True)
 
 
 def json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -293,7 +293,7 @@ def _check_xlsx_zip(path: Path, max_bytes: int, errors: Errors) -> bool:
     return True
 
 
-def open_xlsx(path: Path, max_bytes: int, errors: Errors, stack: list[Any]) -> _Source | None:
+def open_xlsx(path: Path, max_bytes: int, errors: Errors, stack: list[Any]) -> Source | None:
     if not _check_xlsx_zip(path, max_bytes, errors):
         return None
     # Imported here: heavy, and only XLSX imports need it.
@@ -319,7 +319,7 @@ def open_xlsx(path: Path, max_bytes: int, errors: Errors, stack: list[Any]) -> _
                 continue
             yield number, {c: v for c, v in zip(columns, cells, strict=False) if c}
 
-    return _Source(columns, rows(), lambda: min(state["i"] / total, 1.0), header_row=1)
+    return Source(columns, rows(), lambda: min(state["i"] / total, 1.0), header_row=1)
 
 
 def open_parquet(
@@ -329,7 +329,7 @@ def open_parquet(
     *,
     aliases: dict[str, tuple[str, ...]] = COLUMNS,
     types: dict[str, tuple[str, ...]] = PARQUET_TYPES,
-) -> _Source | None:
+) -> Source | None:
     """`aliases`: field -> accepted column names (only those columns are read); `types`:
     field -> accepted Arrow kinds. The material import's by default; the pairs import passes
     its own."""
@@ -382,7 +382,7 @@ def open_parquet(
                 previous = row
                 yield number, row
 
-    return _Source(columns, rows(), lambda: state["i"] / total, header_row=None)
+    return Source(columns, rows(), lambda: state["i"] / total, header_row=None)
 
 
 def _arrow_kind(kind: Any) -> str:
@@ -480,7 +480,7 @@ def open_file(
     *,
     aliases: dict[str, tuple[str, ...]] = COLUMNS,
     types: dict[str, tuple[str, ...]] = PARQUET_TYPES,
-) -> _Source | None:
+) -> Source | None:
     """The file opened by its format (given, or from the extension), after the checks every
     import makes first: a known format, a readable file within `max_bytes`, no column twice.
     None (with the errors added) when it cannot be read. The opened readers go on `stack`,
