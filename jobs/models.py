@@ -15,6 +15,8 @@ class JobKind(models.TextChoices):
     JUDGE_BATCH = "judge_batch", _("judge batch")
     JUDGE_REPORT = "judge_report", _("judge report")
     RANKINGS = "rankings", _("model rankings")
+    PAIR_IMPORT = "pair_import", _("answer pair import")
+    PAIR_MAKE = "pair_make", _("answer pairing")
 
 
 class JobStatus(models.TextChoices):

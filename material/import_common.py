@@ -6,9 +6,11 @@ import functools
 import hashlib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db import connection
 
 from taxonomy.models import Complexity
 
@@ -53,6 +55,20 @@ XLSX_MAX_RATIO = 200
 # Imports are serialised by this PostgreSQL advisory lock, so two uploads of the same file at
 # once cannot both decide a row is new and then collide on a unique constraint.
 ADVISORY_LOCK_KEY = 0x504F4C4C5558  # "POLLUX"
+
+
+def advisory_lock() -> None:
+    """Take the imports' lock until the transaction ends: every writer of material (the
+    material import, the pairs import, the pairing) holds it, so none of them decides a row is
+    new while another is writing it."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [ADVISORY_LOCK_KEY])
+
+
+def chunks(items: list[Any], size: int = BATCH_SIZE) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
 
 
 # Canonical field -> accepted column names, our own first (it wins when both are present).

@@ -29,7 +29,6 @@ from jobs.models import Job, JobKind
 from jobs.services import enqueue
 from material.import_common import (
     EXTENSIONS,
-    FORMATS,
     MAX_ERRORS,
     PROGRESS_TOTAL,
     READ_SHARE,
@@ -39,7 +38,7 @@ from material.import_common import (
     Throttle,
     TooManyErrors,
 )
-from material.readers import detect_format, open_csv, open_jsonl, open_parquet, open_xlsx
+from material.readers import open_file
 from material.validation import Catalogue, Validator
 from material.writers import write_material
 
@@ -93,47 +92,9 @@ def _read(
     notify: Throttle,
     stack: list[Any],
 ) -> Validator | None:
-    fmt = fmt or detect_format(path)
-    if fmt not in FORMATS:
-        errors.add(
-            None,
-            None,
-            "bad_format",
-            _("Unknown file type “%(ext)s”: use CSV, JSONL, XLSX or Parquet.")
-            % {"ext": path.suffix},
-        )
-        return None
-    try:
-        size = path.stat().st_size
-    except OSError:
-        errors.add(None, None, "not_found", _("The file cannot be read."))
-        return None
-    # Checked before parsing anything: a huge file is refused without reading it.
-    if size > max_bytes:
-        errors.add(
-            None,
-            None,
-            "too_large",
-            _("The file has %(size)s bytes; at most %(max)s are allowed.")
-            % {"size": size, "max": max_bytes},
-        )
-        return None
     notify(0, force=True)
-    if fmt == "csv":
-        source = open_csv(path, errors, stack)
-    elif fmt == "jsonl":
-        source = open_jsonl(path, errors, stack)
-    elif fmt == "xlsx":
-        source = open_xlsx(path, max_bytes, errors, stack)
-    else:
-        source = open_parquet(path, errors, stack)
+    source = open_file(path, fmt, max_bytes, errors, stack)
     if source is None:
-        return None
-
-    if len(set(source.columns) - {""}) != len([c for c in source.columns if c]):
-        dupes = sorted({c for c in source.columns if c and source.columns.count(c) > 1})
-        for column in dupes:
-            errors.add(source.header_row, column, "bad_header", _("The column appears twice."))
         return None
     validator = Validator(source.columns, Catalogue(), max_text, errors, source.dynamic)
     for column in validator.missing_columns():
@@ -175,11 +136,11 @@ def import_summary(report: ImportReport) -> str:
     }
 
 
-@transaction.atomic
-def import_job_create(*, upload: UploadedFile, user_id: int | None, language: str) -> Job:
-    """Store an uploaded file under PRIVATE_STORAGE_ROOT/imports/ and queue a Job for it.
+def store_upload(upload: UploadedFile) -> str:
+    """Store an uploaded file under PRIVATE_STORAGE_ROOT/imports/; returns its relative path.
 
-    The stored name is random: the user's file name is kept only as a label.
+    The stored name is random: the user's file name is kept only as a label. The import tasks
+    read only files under that folder.
     """
     suffix = Path(upload.name or "").suffix.lower()
     relative = f"imports/{uuid.uuid4().hex}{suffix}"
@@ -188,17 +149,38 @@ def import_job_create(*, upload: UploadedFile, user_id: int | None, language: st
     with target.open("wb") as out:
         for chunk in upload.chunks():
             out.write(chunk)
+    return relative
+
+
+def stored_import_path(relative: str) -> Path | None:
+    """The stored upload a job's params name, or None for a path outside imports/ (only files
+    the upload views stored may be read, never a path smuggled into params)."""
+    root = Path(settings.PRIVATE_STORAGE_ROOT).resolve()
+    path = (root / relative).resolve()
+    return path if path.is_relative_to(root / "imports") else None
+
+
+def upload_params(upload: UploadedFile, relative: str, language: str) -> dict[str, Any]:
+    """A job's params for a stored upload: its path, the user's file name (a label), format."""
+    suffix = Path(upload.name or "").suffix.lower()
+    return {
+        "path": relative,
+        "name": Path(upload.name or "").name[:200],
+        "format": EXTENSIONS.get(suffix, ""),
+        "size": upload.size,
+        "language": language,
+    }
+
+
+@transaction.atomic
+def import_job_create(*, upload: UploadedFile, user_id: int | None, language: str) -> Job:
+    """Store an uploaded file (store_upload) and queue an import Job for it."""
+    relative = store_upload(upload)
     # Sent after the commit, so the worker finds the job row. With eager tasks (local settings)
     # the import runs right there, before the view redirects.
     return enqueue(
         JobKind.IMPORT,
-        {
-            "path": relative,
-            "name": Path(upload.name or "").name[:200],
-            "format": EXTENSIONS.get(suffix, ""),
-            "size": upload.size,
-            "language": language,
-        },
+        upload_params(upload, relative, language),
         progress_total=PROGRESS_TOTAL,
         created_by_id=user_id,
     )

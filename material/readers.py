@@ -24,6 +24,7 @@ from material.import_common import (
     BATCH_SIZE,
     COLUMNS,
     EXTENSIONS,
+    FORMATS,
     MAX_JSON_DEPTH,
     PARQUET_TYPES,
     XLSX_MAX_RATIO,
@@ -35,7 +36,7 @@ from material.import_common import (
 
 
 @dataclass
-class _Source:
+class Source:
     """A parsed file: its columns and an iterator of (row number, {column: value})."""
 
     columns: list[str]
@@ -132,7 +133,7 @@ def _check_utf8(path: Path, errors: Errors) -> bool:
 
 def open_csv(
     path: Path, errors: Errors, stack: list[Any], *, delimiters: str = ","
-) -> _Source | None:
+) -> Source | None:
     """`delimiters`: with more than one, the header line decides (the one it holds most of),
     for small tables saved by spreadsheets with a semicolon or a tab; the material import is
     comma-separated."""
@@ -187,10 +188,10 @@ def open_csv(
                 continue
             yield number, dict(zip(columns, cells, strict=False))
 
-    return _Source(columns, rows(), lambda: counter.count / size, header_row=1)
+    return Source(columns, rows(), lambda: counter.count / size, header_row=1)
 
 
-def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
+def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> Source | None:
     if not _check_utf8(path, errors):
         return None
     size = max(path.stat().st_size, 1)
@@ -237,7 +238,7 @@ def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
                     yield number, row
 
     columns = list(first[1]) if first else []
-    return _Source(columns, rows(), lambda: counter.count / size, header_row=None, dynamic=True)
+    return Source(columns, rows(), lambda: counter.count / size, header_row=None, dynamic=True)
 
 
 def json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -292,7 +293,7 @@ def _check_xlsx_zip(path: Path, max_bytes: int, errors: Errors) -> bool:
     return True
 
 
-def open_xlsx(path: Path, max_bytes: int, errors: Errors, stack: list[Any]) -> _Source | None:
+def open_xlsx(path: Path, max_bytes: int, errors: Errors, stack: list[Any]) -> Source | None:
     if not _check_xlsx_zip(path, max_bytes, errors):
         return None
     # Imported here: heavy, and only XLSX imports need it.
@@ -318,10 +319,20 @@ def open_xlsx(path: Path, max_bytes: int, errors: Errors, stack: list[Any]) -> _
                 continue
             yield number, {c: v for c, v in zip(columns, cells, strict=False) if c}
 
-    return _Source(columns, rows(), lambda: min(state["i"] / total, 1.0), header_row=1)
+    return Source(columns, rows(), lambda: min(state["i"] / total, 1.0), header_row=1)
 
 
-def open_parquet(path: Path, errors: Errors, stack: list[Any]) -> _Source | None:
+def open_parquet(
+    path: Path,
+    errors: Errors,
+    stack: list[Any],
+    *,
+    aliases: dict[str, tuple[str, ...]] = COLUMNS,
+    types: dict[str, tuple[str, ...]] = PARQUET_TYPES,
+) -> Source | None:
+    """`aliases`: field -> accepted column names (only those columns are read); `types`:
+    field -> accepted Arrow kinds. The material import's by default; the pairs import passes
+    its own."""
     import pyarrow.parquet as pq
 
     try:
@@ -332,16 +343,16 @@ def open_parquet(path: Path, errors: Errors, stack: list[Any]) -> _Source | None
     stack.append(pfile)
     names = list(pfile.schema_arrow.names)
     columns = [n.strip().lower() for n in names]
-    wanted_aliases = {a for aliases in COLUMNS.values() for a in aliases}
+    wanted_aliases = {a for names_of in aliases.values() for a in names_of}
     # POLLUX files carry rubrics and annotations we do not import: read only what we map.
     read = [n for n, c in zip(names, columns, strict=True) if c in wanted_aliases]
-    if not _parquet_types_ok(pfile.schema_arrow, read, errors):
+    if not _parquet_types_ok(pfile.schema_arrow, read, errors, aliases, types):
         return None
     total = max(pfile.metadata.num_rows, 1)
     state = {"i": 0}
 
     keys = [n.strip().lower() for n in read]
-    criterion_keys = set(COLUMNS["criteria_name"])
+    criterion_keys = set(aliases.get("criteria_name", ()))
     signature = [i for i, k in enumerate(keys) if k not in criterion_keys]
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
@@ -371,7 +382,7 @@ def open_parquet(path: Path, errors: Errors, stack: list[Any]) -> _Source | None
                 previous = row
                 yield number, row
 
-    return _Source(columns, rows(), lambda: state["i"] / total, header_row=None)
+    return Source(columns, rows(), lambda: state["i"] / total, header_row=None)
 
 
 def _arrow_kind(kind: Any) -> str:
@@ -395,11 +406,17 @@ def _arrow_kind(kind: Any) -> str:
     return str(kind)
 
 
-def _parquet_types_ok(schema: Any, read: list[str], errors: Errors) -> bool:
+def _parquet_types_ok(
+    schema: Any,
+    read: list[str],
+    errors: Errors,
+    aliases: dict[str, tuple[str, ...]],
+    types: dict[str, tuple[str, ...]],
+) -> bool:
     """Every column we read has a type its field accepts (text needs strings, ids strings or
     integers...); each wrong column is named with the type expected. An all-null column is
     fine (nothing to misread)."""
-    field_of = {alias: name for name, aliases in COLUMNS.items() for alias in aliases}
+    field_of = {alias: name for name, names_of in aliases.items() for alias in names_of}
     kinds = {
         "string": _("text (string)"),
         "integer": _("integer"),
@@ -410,7 +427,7 @@ def _parquet_types_ok(schema: Any, read: list[str], errors: Errors) -> bool:
     ok = True
     for column in read:
         kind = _arrow_kind(schema.field(column).type)
-        allowed = PARQUET_TYPES[field_of[column.strip().lower()]]
+        allowed = types[field_of[column.strip().lower()]]
         if kind == "null" or kind in allowed:
             continue
         ok = False
@@ -452,6 +469,65 @@ def _parquet_repeats(batch: Any, columns: list[int]) -> list[bool]:
 
 def detect_format(path: Path) -> str | None:
     return EXTENSIONS.get(path.suffix.lower())
+
+
+def open_file(
+    path: Path,
+    fmt: str | None,
+    max_bytes: int,
+    errors: Errors,
+    stack: list[Any],
+    *,
+    aliases: dict[str, tuple[str, ...]] = COLUMNS,
+    types: dict[str, tuple[str, ...]] = PARQUET_TYPES,
+) -> Source | None:
+    """The file opened by its format (given, or from the extension), after the checks every
+    import makes first: a known format, a readable file within `max_bytes`, no column twice.
+    None (with the errors added) when it cannot be read. The opened readers go on `stack`,
+    for the caller to close.
+
+    `aliases` and `types` are the import's column map (Parquet reads only those columns)."""
+    fmt = fmt or detect_format(path)
+    if fmt not in FORMATS:
+        errors.add(
+            None,
+            None,
+            "bad_format",
+            _("Unknown file type “%(ext)s”: use CSV, JSONL, XLSX or Parquet.")
+            % {"ext": path.suffix},
+        )
+        return None
+    try:
+        size = path.stat().st_size
+    except OSError:
+        errors.add(None, None, "not_found", _("The file cannot be read."))
+        return None
+    # Checked before parsing anything: a huge file is refused without reading it.
+    if size > max_bytes:
+        errors.add(
+            None,
+            None,
+            "too_large",
+            _("The file has %(size)s bytes; at most %(max)s are allowed.")
+            % {"size": size, "max": max_bytes},
+        )
+        return None
+    if fmt == "csv":
+        source = open_csv(path, errors, stack)
+    elif fmt == "jsonl":
+        source = open_jsonl(path, errors, stack)
+    elif fmt == "xlsx":
+        source = open_xlsx(path, max_bytes, errors, stack)
+    else:
+        source = open_parquet(path, errors, stack, aliases=aliases, types=types)
+    if source is None:
+        return None
+    if len(set(source.columns) - {""}) != len([c for c in source.columns if c]):
+        dupes = sorted({c for c in source.columns if c and source.columns.count(c) > 1})
+        for column in dupes:
+            errors.add(source.header_row, column, "bad_header", _("The column appears twice."))
+        return None
+    return source
 
 
 def read_table(content: bytes, filename: str, max_bytes: int) -> list[dict[str, str]]:

@@ -1,15 +1,16 @@
-"""The Celery task that runs an import job (the admin page's upload) with progress."""
+"""The Celery tasks of the material jobs: an import (the admin page's upload), an import of
+answer pairs and a pairing, each with progress."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from django.conf import settings
 from django.utils import translation
 
 from jobs.models import JobKind
 from jobs.services import JobContext, JobOutcome, job_task
-from material.importing import import_summary, material_import
+from material.importing import import_summary, material_import, stored_import_path
+from material.pairing import SCHEMES, pairs_make
+from material.pairs import pairs_import, pairs_import_summary
 
 
 @job_task(JobKind.IMPORT, name="material.tasks.import_material", reraise=False)
@@ -21,13 +22,41 @@ def import_material_job(ctx: JobContext) -> JobOutcome:
     task starts from a clean slate and re-imports the file.
     """
     params = ctx.job.params
-    root = Path(settings.PRIVATE_STORAGE_ROOT).resolve()
-    path = (root / str(params.get("path", ""))).resolve()
-    if not path.is_relative_to(root / "imports"):
-        # Only files the upload view stored may be read, never a path smuggled into params.
+    path = stored_import_path(str(params.get("path", "")))
+    if path is None:
         return JobOutcome(error="invalid import path")
     language = params.get("language") or settings.LANGUAGE_CODE
     with translation.override(language):
         report = material_import(path=path, fmt=params.get("format") or None, progress=ctx.progress)
         summary = import_summary(report)
     return JobOutcome(result=report.as_dict(), error="" if report.ok else summary)
+
+
+@job_task(JobKind.PAIR_IMPORT, name="material.tasks.import_pairs", reraise=False)
+def import_pairs_job(ctx: JobContext) -> JobOutcome:
+    """Import the job's uploaded file of answer pairs (one transaction, as the material
+    import: a redelivered task starts from a clean slate)."""
+    params = ctx.job.params
+    path = stored_import_path(str(params.get("path", "")))
+    if path is None:
+        return JobOutcome(error="invalid import path")
+    language = params.get("language") or settings.LANGUAGE_CODE
+    with translation.override(language):
+        report = pairs_import(path=path, fmt=params.get("format") or None, progress=ctx.progress)
+        summary = pairs_import_summary(report)
+    return JobOutcome(result=report.as_dict(), error="" if report.ok else summary)
+
+
+@job_task(JobKind.PAIR_MAKE, name="material.tasks.make_pairs", reraise=False)
+def make_pairs_job(ctx: JobContext) -> JobOutcome:
+    """Pair the platform's answers by the job's scheme and seed (one transaction; the seed is
+    in the params, so a redelivered task draws the same pairs)."""
+    params = ctx.job.params
+    scheme = str(params.get("scheme", ""))
+    if scheme not in SCHEMES:
+        return JobOutcome(error=f"unknown pairing scheme {scheme!r}")
+    seed = params.get("seed")
+    report = pairs_make(
+        scheme=scheme, seed=int(seed) if seed is not None else None, progress=ctx.progress
+    )
+    return JobOutcome(result=report.as_dict())

@@ -165,45 +165,37 @@ _INSTRUCTION_FIELDS = (
 )
 
 
-class Validator:
-    """Turns rows into unique instructions, models and answers, collecting errors."""
+class FieldReader:
+    """Reads a row's fields by their accepted column names and checks text and short values:
+    the rules every import applies to a cell (no JSON list or object where text is expected,
+    required text not empty, the length limits, no NUL)."""
 
     def __init__(
         self,
         columns: Iterable[str],
-        catalogue: Catalogue,
+        aliases: dict[str, tuple[str, ...]],
+        max_lengths: dict[str, int],
         max_text: int,
         errors: Errors,
         dynamic: bool = False,
     ) -> None:
         present = set(columns)
+        self.aliases = aliases
+        self.max_lengths = max_lengths
         self.dynamic = dynamic
         # field -> the column name actually used in this file
         self.col: dict[str, str] = {}
-        for name, aliases in COLUMNS.items():
-            for alias in aliases:
+        for name, names_of in aliases.items():
+            for alias in names_of:
                 if alias in present:
                     self.col[name] = alias
                     break
-        self.catalogue = catalogue
         self.max_text = max_text
         self.errors = errors
-        self.instructions: dict[tuple[str, str], InstructionRow] = {}
-        self.models: dict[tuple[str, str], str] = {}
-        self.answers: dict[tuple[Any, ...], AnswerRow] = {}
-        self.answer_natural: dict[tuple[Any, ...], AnswerRow] = {}
-        self.last_signature: tuple[Any, ...] | None = None
-        self.signature_columns = [self.col[f] for f in SIGNATURE_FIELDS if f in self.col]
-
-    def missing_columns(self) -> list[str]:
-        missing = [COLUMNS[f][0] for f in REQUIRED if f not in self.col]
-        if "task_path" not in self.col and "task_type" not in self.col:
-            missing.append("task_path")
-        return missing
 
     def _get(self, row: dict[str, Any], name: str) -> Any:
         if self.dynamic:
-            for alias in COLUMNS[name]:
+            for alias in self.aliases[name]:
                 if alias in row:
                     return row[alias]
             return None
@@ -211,7 +203,7 @@ class Validator:
         return row.get(column) if column else None
 
     def _name(self, name: str) -> str:
-        return self.col.get(name, COLUMNS[name][0])
+        return self.col.get(name, self.aliases[name][0])
 
     def _not_text(self, number: int, name: str, raw: Any) -> bool:
         """A list or object where text is expected (JSON lines): an error, never "[1, 2]"."""
@@ -232,7 +224,7 @@ class Validator:
         if self._not_text(number, name, raw):
             return None
         value = cell(raw).strip()
-        limit = MAX_LENGTHS[name]
+        limit = self.max_lengths[name]
         if len(value) > limit:
             self.errors.add(
                 number,
@@ -265,6 +257,33 @@ class Validator:
             self.errors.add(number, column, "bad_text", _("The text contains a NUL character."))
             return None
         return value
+
+
+class Validator(FieldReader):
+    """Turns rows into unique instructions, models and answers, collecting errors."""
+
+    def __init__(
+        self,
+        columns: Iterable[str],
+        catalogue: Catalogue,
+        max_text: int,
+        errors: Errors,
+        dynamic: bool = False,
+    ) -> None:
+        super().__init__(columns, COLUMNS, MAX_LENGTHS, max_text, errors, dynamic)
+        self.catalogue = catalogue
+        self.instructions: dict[tuple[str, str], InstructionRow] = {}
+        self.models: dict[tuple[str, str], str] = {}
+        self.answers: dict[tuple[Any, ...], AnswerRow] = {}
+        self.answer_natural: dict[tuple[Any, ...], AnswerRow] = {}
+        self.last_signature: tuple[Any, ...] | None = None
+        self.signature_columns = [self.col[f] for f in SIGNATURE_FIELDS if f in self.col]
+
+    def missing_columns(self) -> list[str]:
+        missing = [COLUMNS[f][0] for f in REQUIRED if f not in self.col]
+        if "task_path" not in self.col and "task_type" not in self.col:
+            missing.append("task_path")
+        return missing
 
     def _task(self, number: int, row: dict[str, Any]) -> int | None:
         path = cell(self._get(row, "task_path")).strip()

@@ -17,22 +17,18 @@ from django.utils.translation import gettext as _
 
 from lib.pgcopy import copy_model_rows
 from material.import_common import (
-    ADVISORY_LOCK_KEY,
     BATCH_SIZE,
     PROGRESS_TOTAL,
     READ_SHARE,
     Errors,
     ImportReport,
     Throttle,
+    advisory_lock,
+    chunks,
     sha256_hex,
 )
 from material.models import Answer, Instruction, LanguageModel
 from material.validation import AnswerRow, InstructionRow, Validator
-
-
-def _chunks(items: list[Any], size: int = BATCH_SIZE) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
 
 
 def _stored_by_external_id(
@@ -41,7 +37,7 @@ def _stored_by_external_id(
     """The file's rows whose external id is already stored, each with (external id, *fields) of
     the stored row, read in chunks: what a later file may not silently rewrite."""
     by_id = {r.external_id: r for r in rows if r.external_id}
-    for chunk in _chunks(list(by_id)):
+    for chunk in chunks(list(by_id)):
         for values in model.objects.filter(external_id__in=chunk).values_list(
             "external_id", *fields
         ):
@@ -54,9 +50,7 @@ def write_material(
     """Find what exists, check it agrees, bulk-insert the rest: all in one transaction."""
     try:
         with transaction.atomic():
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", [ADVISORY_LOCK_KEY])
+            advisory_lock()
             _write_locked(validator, errors, report, notify)
             if errors:
                 # Conflicts with existing rows were found: leave without writing anything.
@@ -91,7 +85,7 @@ def _write_locked(
     report.created["models"] = len(new_models)
 
     new_instructions = [i for i in instructions if i.pk is None]
-    for chunk in _chunks(new_instructions):
+    for chunk in chunks(new_instructions):
         objs = [
             Instruction(
                 external_id=i.external_id,
@@ -116,7 +110,7 @@ def _write_locked(
     new_answers = [a for a in answers if a.key not in existing_answers]
     share = PROGRESS_TOTAL - READ_SHARE - 50
     insert = _copy_answers if connection.vendor == "postgresql" else _bulk_create_answers
-    for n, chunk in enumerate(_chunks(new_answers), start=1):
+    for n, chunk in enumerate(chunks(new_answers), start=1):
         insert(chunk, ipk, model_pk)
         done = min(n * BATCH_SIZE, len(new_answers))
         notify(READ_SHARE + 50 + int(share * done / len(new_answers)))
@@ -214,7 +208,7 @@ def _existing_instructions(
         hashlib.md5(i.text.encode("utf-8"), usedforsecurity=False).hexdigest()
         for i in by_hash.values()
     }
-    for chunk in _chunks(sorted(wanted)):
+    for chunk in chunks(sorted(wanted)):
         candidates = (
             Instruction.objects.annotate(text_md5=MD5("text"))
             .filter(text_md5__in=chunk)
@@ -261,7 +255,7 @@ def _existing_answers(
             continue
         natural[(instruction_pk, model_pk[a.model_key], a.text_hash)] = a
     old_instructions = sorted({key[0] for key in natural})
-    for chunk in _chunks(sorted({key[2] for key in natural})):
+    for chunk in chunks(sorted({key[2] for key in natural})):
         found_natural = Answer.objects.filter(
             instruction_id__in=old_instructions, text_hash__in=chunk
         ).values_list("instruction_id", "model_id", "text_hash", "external_id")

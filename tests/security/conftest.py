@@ -87,6 +87,7 @@ class World:
     import_job: Job | None = None
     export_job: Job | None = None
     aggregate_job: Job | None = None
+    pair_job: Job | None = None
 
     def side(self, owner: str) -> Side:
         return self.a if owner == "A" else self.b
@@ -250,4 +251,5 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         file_path=_private_file("dataset-security.zip"),
     )
     world.aggregate_job = Job.objects.create(kind=JobKind.AGGREGATE, status=JobStatus.DONE)
+    world.pair_job = Job.objects.create(kind=JobKind.PAIR_IMPORT, status=JobStatus.DONE)
     return world

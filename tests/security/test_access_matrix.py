@@ -143,6 +143,7 @@ JUDGE_RUN: Kwargs = lambda w, s: {"pk": s.judge_run.pk}  # noqa: E731
 # Admin-only objects belong to no panel: the same object is requested for both sides.
 IMPORT_JOB: Kwargs = lambda w, s: {"pk": w.import_job.pk}  # type: ignore[union-attr]  # noqa: E731
 EXPORT_JOB: Kwargs = lambda w, s: {"pk": w.export_job.pk}  # type: ignore[union-attr]  # noqa: E731
+PAIR_JOB: Kwargs = lambda w, s: {"pk": w.pair_job.pk}  # type: ignore[union-attr]  # noqa: E731
 
 
 # Real POST bodies, built for the owner's objects.
@@ -237,6 +238,18 @@ def EXAM_IMPORT(w: World, s: Side) -> dict[str, Any]:
     source = s.exam_item.answer.reserved.source_id
     csv = f"answer,criterion,score,comment\n{source},{ref.criterion.key},0,Импорт\n"
     return {"file": SimpleUploadedFile("refs.csv", csv.encode(), content_type="text/csv")}
+
+
+def PAIRS_FILE(w: World, s: Side) -> dict[str, Any]:
+    csv = (
+        "query,query_category,model_name_1,model_name_2,model_output_1,model_output_2\n"
+        "Вопрос для пар,Факты,Модель-1,Модель-2,Ответ один,Ответ два\n"
+    )
+    return {"file": SimpleUploadedFile("pairs.csv", csv.encode(), content_type="text/csv")}
+
+
+def PAIRS_MAKE(w: World, s: Side) -> dict[str, Any]:
+    return {"scheme": "random", "seed": "7"}
 
 
 def OVERRIDE(w: World, s: Side) -> dict[str, Any]:
@@ -411,6 +424,29 @@ ACCESS: dict[str, Row] = {
         IMPORT_JOB,
         GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
         POST=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+    ),
+    # Answer pairs (import of a file, pairing): admins; the upload and the pairing are POSTs.
+    "material_pairs": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "material_pairs_import": Row(
+        None,
+        data=PAIRS_FILE,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    "material_pairs_make": Row(
+        None,
+        data=PAIRS_MAKE,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    "material_pairs_job": Row(
+        PAIR_JOB,
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
     "dataset": Row(
         None,
