@@ -85,13 +85,15 @@ def panel_progress(panels: QuerySet[Panel]) -> list[dict[str, Any]]:
 
 
 # One estimate row per counted vote; the NOT EXISTS leave exam and control copies out, and the
-# panel's own gold answers (no more work of the panel on them: they would never be done).
+# panel's own gold answers (no more work of the panel on them: they would never be done). Rubric
+# triples only: both breakdowns that read it (criterion group, POLLUX task) are rubric ones, and
+# a side-by-side triple has no group (its query may have no task).
 _DONE_PER_TRIPLE = f"""
     SELECT t.id, t."group", t.required_overlap, t.answer_id,
            COUNT(e.id) FILTER (WHERE e.status IN ('submitted', 'skipped')) AS done
     FROM {_TRIPLE} t
     LEFT JOIN {_ESTIMATE} e ON e.triple_id = t.id
-    WHERE t.panel_id = %s
+    WHERE t.panel_id = %s AND t.kind = '{TripleKind.POINTWISE.value}'
       AND NOT EXISTS (SELECT 1 FROM {_RESERVED} r WHERE r.answer_id = t.answer_id)
       AND NOT EXISTS (SELECT 1 FROM {_CONTROL_ITEM} c WHERE c.answer_id = t.answer_id
                       AND c.panel_id = t.panel_id AND c.is_active)
@@ -211,13 +213,15 @@ def _median_times_portable(panel: Panel) -> dict[str, Any]:
     from statistics import median
 
     answer_times = list(
-        Assignment.objects.filter(panel=panel, kind="work", status="submitted").values_list(
-            "time_spent_ms", flat=True
-        )
+        Assignment.objects.filter(
+            panel=panel, kind="work", status="submitted", pair__isnull=True
+        ).values_list("time_spent_ms", flat=True)
     )
     per_criterion: dict[str, dict[str, Any]] = {}
     for key, en, ru, ms in (
-        Estimate.objects.filter(triple__panel=panel, status="submitted")
+        Estimate.objects.filter(
+            triple__panel=panel, triple__kind=TripleKind.POINTWISE, status="submitted"
+        )
         .exclude(triple__answer__reserved__isnull=False)
         .values_list("triple__criterion__key", "triple__criterion__name_en",
                      "triple__criterion__name_ru", "time_spent_ms")
@@ -241,13 +245,18 @@ def _median_times_portable(panel: Panel) -> dict[str, Any]:
 
 
 def median_times(panel: Panel) -> dict[str, Any]:
-    """Median seconds per submitted answer (work only) and per criterion."""
+    """Median seconds per submitted answer (rubric work only) and per criterion.
+
+    A side-by-side assignment (`pair` set) compares two answers on other criteria: its time is
+    no answer's scoring time, and its triples have no rubric criterion.
+    """
     if connection.vendor != "postgresql":
         return _median_times_portable(panel)
     per_answer = fetch_all(
         f"""SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY time_spent_ms), COUNT(*)
            FROM {_ASSIGNMENT}
-           WHERE panel_id = %s AND kind = 'work' AND status = 'submitted'""",  # noqa: S608
+           WHERE panel_id = %s AND kind = 'work' AND status = 'submitted'
+             AND pair_id IS NULL""",  # noqa: S608
         [panel.pk],
     )[0]
     per_criterion = fetch_all(
@@ -354,9 +363,13 @@ def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) ->
 
     The viewer's own open answers are left out entirely (not only their scores: counts and
     filters by score would still tell them): a supervisor who is also an expert scores blind.
+    Rubric estimates only: the list's columns (criterion, score, NA) are a rubric's, and a
+    side-by-side label has none of them.
     """
 
-    qs = Estimate.objects.filter(triple__panel=panel, assignment__kind="work")
+    qs = Estimate.objects.filter(
+        triple__panel=panel, triple__kind=TripleKind.POINTWISE, assignment__kind="work"
+    )
     if viewer is not None and hasattr(viewer, "expert"):
         qs = qs.exclude(triple__answer_id__in=blind_answer_ids(viewer))
     if filters.get("status"):

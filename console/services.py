@@ -15,7 +15,7 @@ from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP, can_add_slot
 from quality.exams import ExamError
 from quality.tasks import distribute_control_items
 from work.assignments import assignments_reassign
-from work.models import Assignment, AssignmentStatus, Triple
+from work.models import Assignment, AssignmentStatus, Triple, TripleKind
 
 
 def expert_reassign(*, expert: Expert, panel: Panel, user: Any) -> Any:
@@ -82,6 +82,13 @@ def triple_reopen(*, triple: Any, user: Any, note: str) -> Any:
         raise ExamError(_("Say why the triple is reopened."))
     with transaction.atomic():
         locked = Triple.objects.select_for_update().select_related("panel").get(pk=triple.pk)
+        if locked.kind != TripleKind.POINTWISE:
+            # The rubric builder this queues never fills a side-by-side slot (one assignment
+            # holds every criterion of a pair), so the new slot would stay empty forever.
+            raise ExamError(
+                _("Triple %(id)s is a side-by-side comparison: only rubric triples are reopened.")
+                % {"id": locked.pk}
+            )
         if not can_add_slot(locked.required_overlap):
             raise ExamError(_("This triple already has the maximum number of slots."))
         locked.required_overlap += 1

@@ -82,7 +82,7 @@ def _exam_context(exam: Exam) -> dict[str, object]:
     for ref in ReferenceScore.objects.filter(item__exam=exam):
         refs.setdefault(ref.exam_item_id, {})[ref.criterion_id] = ref
     blocks = []
-    criteria_cache: dict[tuple[int, int | None], list[object]] = {}
+    criteria_cache: dict[tuple[int | None, int | None], list[object]] = {}
     for item in items:
         instruction = item.answer.instruction
         key = (instruction.task_id, instruction.style_id)

@@ -35,7 +35,7 @@ from material.models import LanguageModel
 from protocol.rationale import RationaleRule
 from taxonomy.models import Criterion, Task
 from taxonomy.services import task_tops
-from work.models import Estimate, EstimateStatus, Triple
+from work.models import Estimate, EstimateStatus, Triple, TripleKind
 
 # Bump when the report's content or shape changes: every stored report becomes stale.
 REPORT_VERSION = 1
@@ -83,6 +83,9 @@ def report_fingerprint(run: JudgeRun) -> dict[str, Any]:
 
     experts = Estimate.objects.filter(
         status=EstimateStatus.SUBMITTED,
+        # Rubric scores only: a side-by-side label on a pair whose answer A was judged changes
+        # nothing the report compares with the judge.
+        triple__kind=TripleKind.POINTWISE,
         triple__answer_id__in=JudgeEstimate.objects.filter(run_id=run.pk).values(
             "triple__answer_id"
         ),

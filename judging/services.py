@@ -240,8 +240,11 @@ def build_items(config: JudgeConfig, triples: Sequence[Triple]) -> list[JudgeIte
     items = []
     for triple in triples:
         instruction = triple.answer.instruction
-        criterion = triple.criterion
-        levels = triple.rubric.levels
+        criterion, rubric = triple.criterion, triple.rubric
+        # A run's triples come from scope_triples, which keeps to rubric (pointwise) triples,
+        # and those always have both (the check constraint triple_fields_of_kind).
+        assert criterion is not None and rubric is not None, f"triple {triple.pk} is not rubric"
+        levels = rubric.levels
         rubrics = render_rubrics(
             [(str(lv["value"]), str(lv.get("ru") or lv.get("en") or "")) for lv in levels]
         )
@@ -272,7 +275,7 @@ def build_items(config: JudgeConfig, triples: Sequence[Triple]) -> list[JudgeIte
                 item_id=str(triple.pk),
                 prefix_key=str(triple.answer_id),
                 messages=messages,
-                allowed_scores=tuple(float(v) for v in triple.rubric.values),
+                allowed_scores=tuple(float(v) for v in rubric.values),
                 meta={"criterion": criterion.key},
             )
         )

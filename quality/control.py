@@ -132,9 +132,15 @@ def control_item_add(*, panel: Panel, answer: Any, user: Any = None) -> ControlI
     )
     if not item.is_active:
         ControlItem.objects.filter(pk=item.pk).update(is_active=True)
+    # Rubric work only: gold is scored on the rubric; a side-by-side pair with this answer as
+    # its A is other work, which the rubric builder could not hand out again once released.
     open_work = list(
         Assignment.objects.select_for_update().filter(
-            answer=answer, panel=panel, kind=AssignmentKind.WORK, status__in=OPEN_STATUSES
+            answer=answer,
+            panel=panel,
+            kind=AssignmentKind.WORK,
+            status__in=OPEN_STATUSES,
+            pair__isnull=True,
         )
     )
     for assignment in open_work:
@@ -184,8 +190,12 @@ def control_items_distribute(*, panel_id: int) -> int:
             panel_id=panel_id, qualified=True, is_paused=False, expert__user__is_active=True
         ).values_list("expert_id", flat=True)
     )
+    # The rate is of rubric work: a control item is a rubric item and must pass for one, so an
+    # expert's side-by-side pairs do not call for more of them.
     work = dict(
-        Assignment.objects.filter(panel_id=panel_id, kind="work", expert_id__in=experts)
+        Assignment.objects.filter(
+            panel_id=panel_id, kind="work", expert_id__in=experts, pair__isnull=True
+        )
         .exclude(status=AssignmentStatus.RELEASED)
         .values_list("expert_id")
         .annotate(n=Count("id"))
@@ -271,12 +281,16 @@ def control_on_assignment_submitted(assignment_id: int) -> None:
                 continue
             total += 1
             submitted = est.status == "submitted"
+            rubric = est.triple.rubric
+            # A control copy is rubric work (quality.copies makes its triples from criteria
+            # with their rubrics), so each of its triples has one.
+            assert rubric is not None, f"control triple {est.triple_id} has no rubric"
             matched += kinds.slot(kinds.POINTWISE, "gold_match")(
                 ref_score=ref.score,
                 ref_na=ref.is_na,
                 score=est.score if submitted else None,
                 is_na=est.is_na if submitted else False,
-                scale=est.triple.rubric.values,
+                scale=rubric.values,
                 tolerance=conf.tolerance,
             )
         delivery.n_total, delivery.n_matched = total, matched

@@ -12,7 +12,7 @@ from lib.sql import fetch_all
 from panels.models import Expert, Membership, Panel
 from quality.exams import exam_refusal
 from quality.models import Exam, ExamAttempt, ExamAttemptItem
-from work.models import Assignment, AssignmentStatus, Estimate, Triple
+from work.models import Assignment, AssignmentStatus, Estimate, Triple, TripleKind
 
 _AGREEMENT_SQL = """
 WITH e AS (
@@ -20,7 +20,7 @@ WITH e AS (
            CASE WHEN es.is_na THEN NULL ELSE es.score END AS score
     FROM {estimate} es JOIN {triple} t ON t.id = es.triple_id
     -- scores only: a pairwise triple's label has its own agreement (quality.pairwise)
-    WHERE t.panel_id = %s AND es.status = 'submitted' AND t.kind = 'pointwise' {expert_filter}
+    WHERE t.panel_id = %s AND t.kind = '{pointwise}' AND es.status = 'submitted' {expert_filter}
 ), v AS (
     SELECT es.triple_id, es.is_na, CASE WHEN es.is_na THEN NULL ELSE es.score END AS score,
            COUNT(*) AS n
@@ -66,6 +66,9 @@ def expert_agreement(
     """Per expert and criterion group (plus "all"): how often the expert's score equals the
     modal score of the other experts on the same triples, and the mean absolute distance from it.
 
+    The pointwise kind's measure, over rubric triples only: a side-by-side estimate has a label
+    and no score, so every two of them would "agree" on the missing score.
+
     NA is a value for equality and left out of distances; with tied modes, equal to any of them
     counts as agreement and the distance is to the nearest. Triples nobody else scored are left
     out (exam and control copies have one vote, so they drop out by themselves).
@@ -80,7 +83,10 @@ def expert_agreement(
         params.extend(int(pk) for pk in expert_ids)
     # Table names from the models: renaming one (Meta.db_table) cannot break the query.
     sql = _AGREEMENT_SQL.format(
-        estimate=Estimate._meta.db_table, triple=Triple._meta.db_table, expert_filter=expert_filter
+        estimate=Estimate._meta.db_table,
+        triple=Triple._meta.db_table,
+        pointwise=TripleKind.POINTWISE.value,
+        expert_filter=expert_filter,
     )
     rows = fetch_all(sql, params)
     result: dict[int, dict[str, Agreement]] = {}

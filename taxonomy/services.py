@@ -227,8 +227,14 @@ def _load_task_tree(
 
 
 class HasTaskAndStyle(Protocol):
-    task_id: int
-    style_id: int | None
+    """What `criteria_for` reads of an instruction (read-only, so plain objects fit too)."""
+
+    # None: a query that came only to be compared side by side (no POLLUX task).
+    @property
+    def task_id(self) -> int | None: ...
+
+    @property
+    def style_id(self) -> int | None: ...
 
 
 class CriteriaIndex:
@@ -291,7 +297,11 @@ def criteria_for(instruction: HasTaskAndStyle) -> list[Criterion]:
     Domain-specific criteria follow the instruction's functional style: the leaf's own list when
     the style is the leaf's, otherwise every domain criterion bound to the instruction's style
     (a general-purpose task written in, say, official style is judged by official-style rules).
+
+    An instruction without a task (a side-by-side query) has no pointwise criteria: [].
     """
+    if instruction.task_id is None:
+        return []
     return CriteriaIndex().for_task(instruction.task_id, instruction.style_id)
 
 

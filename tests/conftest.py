@@ -17,8 +17,9 @@ from django.contrib.auth.models import User
 from material.models import Answer, Instruction, LanguageModel
 from panels.defaults import ensure_default_panels
 from panels.models import Expert, Membership, Panel
-from taxonomy.models import Criterion, FunctionalStyle, Task
+from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
 from taxonomy.services import load_pollux
+from work.models import Triple
 
 PASSWORD = "correct-horse-battery"
 
@@ -133,3 +134,22 @@ def make_answer(catalogue: None) -> Callable[..., Answer]:
         )
 
     return _make
+
+
+# A rubric (pointwise) triple's criterion and rubric, narrowed: the fields are nullable because
+# a side-by-side triple has neither (work.Triple's check constraint triple_fields_of_kind).
+
+
+def rubric_of(triple: Triple) -> Rubric:
+    assert triple.rubric is not None, f"triple {triple.pk} is not a rubric triple"
+    return triple.rubric
+
+
+def criterion_of(triple: Triple) -> Criterion:
+    assert triple.criterion is not None, f"triple {triple.pk} is not a rubric triple"
+    return triple.criterion
+
+
+def criterion_id_of(triple: Triple) -> int:
+    assert triple.criterion_id is not None, f"triple {triple.pk} is not a rubric triple"
+    return triple.criterion_id

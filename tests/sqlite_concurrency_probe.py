@@ -70,7 +70,7 @@ def main() -> int:
             values = e.triple.rubric.values if e.triple.rubric else [0, 1]
             # The lowest value of a critical gate is "no violation"; the top elsewhere needs
             # no more than the rationale every score needs.
-            score = min(values) if e.triple.criterion.group == "critical" else max(values)
+            score = min(values) if e.triple.group == "critical" else max(values)
             form[f"score_{e.triple_id}"] = str(score)
             form[f"rationale_{e.triple_id}"] = f"Проверка {assignment.pk} критерий {e.triple_id}."
             form[f"time_{e.triple_id}"] = "1000"

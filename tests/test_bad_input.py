@@ -22,7 +22,7 @@ from protocol.rationale import MAX_LENGTH
 from quality.exams import exam_create, exam_import, exam_item_add
 from quality.models import Exam, ReferenceScore
 from taxonomy.services import criteria_for
-from tests.conftest import PASSWORD, Personas, make_expert
+from tests.conftest import PASSWORD, Personas, make_expert, rubric_of
 from work.assignments import assignments_build
 from work.forms import parse_id, parse_score
 from work.models import Assignment, Estimate
@@ -48,7 +48,7 @@ def scoring(make_answer: Callable[..., Answer]) -> tuple[Assignment, Client, Est
     estimate = next(
         e
         for e in assignment.estimates.select_related("triple__rubric")
-        if e.triple.rubric.values == [0, 1, 2]
+        if rubric_of(e.triple).values == [0, 1, 2]
     )
     return assignment, client, estimate
 
@@ -57,7 +57,7 @@ def _form(assignment: Assignment, **override: str) -> dict[str, str]:
     """A complete, valid scoring form (0 on the critical gates, the top elsewhere)."""
     data = {"submission_key": "k", "time_total": "1000"}
     for e in assignment.estimates.select_related("triple__rubric"):
-        best = e.triple.rubric.best_value
+        best = rubric_of(e.triple).best_value
         data[f"score_{e.triple_id}"] = str(best)
         data[f"rationale_{e.triple_id}"] = GOOD
         data[f"time_{e.triple_id}"] = "10"

@@ -24,7 +24,7 @@ from quality import control as control_services
 from quality import exams as exam_services
 from quality.models import ControlItem, ControlStanding, ReferenceScore
 from taxonomy.models import CriterionGroup
-from tests.conftest import Personas, make_expert, make_user
+from tests.conftest import Personas, make_expert, make_user, rubric_of
 from work.assignments import assignments_build
 from work.models import Assignment, AssignmentKind, Estimate, ReservedAnswer, Triple
 from work.services import ScoreInput, assignment_submit
@@ -64,7 +64,7 @@ def _submit(assignment: Assignment) -> None:
     items = [
         ScoreInput(
             triple_id=e.triple_id,
-            score=0 if e.triple.group == CriterionGroup.CRITICAL else e.triple.rubric.max_value,
+            score=0 if e.triple.group == CriterionGroup.CRITICAL else rubric_of(e.triple).max_value,
             rationale=GOOD,
         )
         for e in assignment.estimates.select_related("triple__rubric")
@@ -373,7 +373,9 @@ def test_failing_control_items_pause_in_their_panel_only(
     items = [
         ScoreInput(
             triple_id=e.triple_id,
-            score=max(e.triple.rubric.values) if e.triple.group == CriterionGroup.CRITICAL else 0,
+            score=max(rubric_of(e.triple).values)
+            if e.triple.group == CriterionGroup.CRITICAL
+            else 0,
             rationale=GOOD,
         )
         for e in control.estimates.select_related("triple__rubric")

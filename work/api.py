@@ -14,6 +14,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from material.models import Instruction
 from panels.access import allowed
 from protocol.rationale import MAX_LENGTH as RATIONALE_MAX_LENGTH
 from work import selectors, services
@@ -38,8 +39,13 @@ class IsExpert(permissions.BasePermission):
         return allowed(request.user, "work.view_queue")
 
 
+def _task_name(instruction: Instruction) -> str:
+    # "" for an instruction without a POLLUX task (a query only compared side by side).
+    return instruction.task.name if instruction.task is not None else ""
+
+
 class AssignmentListOutput(serializers.ModelSerializer[Assignment]):
-    task = serializers.CharField(source="answer.instruction.task.name", read_only=True)
+    task = serializers.SerializerMethodField()
     panel = serializers.IntegerField(source="panel.number", read_only=True)
     # A silent control item is reported as work: nothing an expert receives tells gold apart.
     kind = serializers.SerializerMethodField()
@@ -47,6 +53,9 @@ class AssignmentListOutput(serializers.ModelSerializer[Assignment]):
     @extend_schema_field(serializers.ChoiceField(choices=["work", "exam"]))
     def get_kind(self, obj: Assignment) -> str:
         return selectors.kind_shown_to_expert(obj.kind)
+
+    def get_task(self, obj: Assignment) -> str:
+        return _task_name(obj.answer.instruction)
 
     class Meta:
         model = Assignment
@@ -145,7 +154,7 @@ def _detail(assignment: Assignment) -> dict[str, Any]:
     return {
         "id": assignment.pk,
         "status": assignment.status,
-        "task": instruction.task.name,
+        "task": _task_name(instruction),
         "functional_style": instruction.style.name if instruction.style else None,
         "complexity": instruction.complexity,
         "instruction": instruction.text,
@@ -170,15 +179,27 @@ class AssignmentViewSet(
         if getattr(self, "swagger_fake_view", False):  # schema generation: no user
             return Assignment.objects.none()
         expert = self.request.user.expert  # type: ignore[union-attr]
-        return (
-            selectors.expert_assignments(expert)
-            .select_related("answer__instruction__task", "answer__instruction__style", "panel")
-            .order_by("id")
-        )
+        qs = selectors.expert_assignments(expert)
+        if self.action == "list":
+            # The API scores on rubrics: side-by-side work (one assignment per pair) is not
+            # listed; asked for by id, it is refused with 409 (see _refusal).
+            qs = qs.filter(pair__isnull=True)
+        return qs.select_related(
+            "answer__instruction__task", "answer__instruction__style", "panel"
+        ).order_by("id")
+
+    @staticmethod
+    def _refusal(assignment: Assignment) -> Response | None:
+        """409 naming the assignment when it is not rubric work (None when it is)."""
+        reason = services.not_rubric_work_reason(assignment)
+        return Response({"detail": reason}, status=status.HTTP_409_CONFLICT) if reason else None
 
     @extend_schema(responses={200: AssignmentDetailOutput, 409: ErrorOutput})
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         assignment = self.get_object()
+        refused = self._refusal(assignment)
+        if refused is not None:
+            return refused
         if services.assignment_paused(assignment):
             # Paused in this panel: its answers are not opened until the supervisor resumes.
             return Response(
@@ -198,6 +219,9 @@ class AssignmentViewSet(
     @action(detail=True, methods=["post"])
     def submit(self, request: Request, pk: str | None = None) -> Response:
         assignment = self.get_object()
+        refused = self._refusal(assignment)
+        if refused is not None:
+            return refused
         payload = SubmitInput(data=request.data)
         payload.is_valid(raise_exception=True)
         items = [services.ScoreInput(**item) for item in payload.validated_data["items"]]
@@ -233,6 +257,9 @@ class AssignmentViewSet(
     @action(detail=True, methods=["post"])
     def draft(self, request: Request, pk: str | None = None) -> Response:
         assignment = self.get_object()
+        refused = self._refusal(assignment)
+        if refused is not None:
+            return refused
         payload = ScoreInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         if not assignment.estimates.filter(triple_id=payload.validated_data["triple_id"]).exists():

@@ -97,10 +97,11 @@ def _rows_of_panel(rows: list[TripleRow], panel_id: int) -> list[TripleRow]:
     answers_here = {row[0] for row in rows if row[4] == panel_id}
     others = {row[0] for row in rows} - answers_here
     if others:
+        # Rubric triples only: comparing an answer in a pair is no rubric scoring of it.
         answers_here |= set(
-            Triple.objects.filter(panel_id=panel_id, answer_id__in=others).values_list(
-                "answer_id", flat=True
-            )
+            Triple.objects.filter(
+                panel_id=panel_id, answer_id__in=others, kind=TripleKind.POINTWISE
+            ).values_list("answer_id", flat=True)
         )
     return [
         row
@@ -228,7 +229,9 @@ def _fill_slots(
         triples = triples.filter(answer_id__in=answer_ids)
     if scope_panel is not None:
         triples = triples.filter(
-            answer_id__in=Triple.objects.filter(panel_id=scope_panel).values("answer_id")
+            answer_id__in=Triple.objects.filter(
+                panel_id=scope_panel, kind=TripleKind.POINTWISE
+            ).values("answer_id")
         )
     # (answer, panel) pairs that are gold of the panel: no work of that panel on them
     # (quality registers its active control items in work.hooks).
@@ -252,7 +255,10 @@ def _fill_slots(
         experts_on_triple[triple_id].add(expert_id)
     existing_assignments: dict[tuple[int, int], set[int]] = defaultdict(set)  # (answer, panel)
     experts_on_answer: dict[int, set[int]] = defaultdict(set)
-    assignments = Assignment.objects.filter(kind=AssignmentKind.WORK)
+    # Rubric work only: a side-by-side assignment sits on its pair's answer A with the same
+    # (expert, answer, panel), but it is no rubric work on that answer (the expert still gets
+    # that) and a released one is never revived as such.
+    assignments = Assignment.objects.filter(kind=AssignmentKind.WORK, pair__isnull=True)
     if answer_ids is not None:
         assignments = assignments.filter(answer_id__in=answer_ids)
     for answer_id, panel_id, expert_id in assignments.exclude(

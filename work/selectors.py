@@ -17,6 +17,7 @@ from work.models import (
     Estimate,
     EstimateStatus,
     Triple,
+    TripleKind,
 )
 
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
@@ -158,10 +159,12 @@ def scoring_rows(
     template needs no attribute lookups, number formatting or further queries; the raw values
     the API needs (`triple_id`, `key`, `score`) ride along.
     """
+    # Rubric rows only: a side-by-side assignment's triples have no criterion or rubric (its
+    # page reads work.comparisons.comparison_rows), so it has no rows here.
     records: list[tuple[Any, ...]] = list(
-        Estimate.objects.filter(assignment=assignment).values_list(
-            *_PAGE_ESTIMATE_COLUMNS, *(f"triple__{c}" for c in _PAGE_TRIPLE_COLUMNS)
-        )
+        Estimate.objects.filter(
+            assignment=assignment, triple__kind=TripleKind.POINTWISE
+        ).values_list(*_PAGE_ESTIMATE_COLUMNS, *(f"triple__{c}" for c in _PAGE_TRIPLE_COLUMNS))
     )
     backup = assignment.drafts_backup or {}
     # A released reservation lost its open slots; what the expert typed there is still shown
@@ -169,9 +172,9 @@ def scoring_rows(
     present = {r[0] for r in records}
     orphan_ids = [int(k) for k in backup if k.isdigit() and int(k) not in present]
     if orphan_ids:
-        for triple in Triple.objects.filter(pk__in=orphan_ids).values_list(
-            "id", *_PAGE_TRIPLE_COLUMNS
-        ):
+        for triple in Triple.objects.filter(
+            pk__in=orphan_ids, kind=TripleKind.POINTWISE
+        ).values_list("id", *_PAGE_TRIPLE_COLUMNS):
             records.append((triple[0], EstimateStatus.DRAFT, None, False, "", 0, *triple[1:]))
     order: dict[str, int] = {str(g): i for i, g in enumerate(GROUP_ORDER)}
     records.sort(key=lambda r: (order.get(r[6], 9), r[7], r[0]))

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from panels.models import Membership
 from protocol.critical import is_violation
 from protocol.rationale import MAX_LENGTH, RationaleRule, rationale_errors
-from taxonomy.models import CriterionGroup
+from taxonomy.models import Criterion, CriterionGroup, Rubric
 from work import hooks, kinds
 from work.models import (
     Assignment,
@@ -107,8 +107,20 @@ def _membership_paused(assignment: Assignment) -> bool:
     return bool(paused)
 
 
+def not_rubric_work_reason(assignment: Assignment) -> str:
+    """Why the rubric scoring flow (this module, its page and the scoring API) refuses the
+    assignment: "" for rubric work. A side-by-side assignment (one per pair, `pair` set) is
+    labelled through work.comparisons; its triples have no criterion or rubric to score."""
+    if assignment.pair_id is not None:
+        return _(
+            "Assignment %(id)s is a side-by-side comparison: it is labelled on its own page, "
+            "not scored on a rubric."
+        ) % {"id": assignment.pk}
+    return ""
+
+
 def _ensure_open(assignment: Assignment) -> None:
-    reason = closed_reason(assignment)
+    reason = not_rubric_work_reason(assignment) or closed_reason(assignment)
     if reason:
         raise ScoringClosed(reason)
 
@@ -179,13 +191,28 @@ def estimate_save_draft(*, assignment: Assignment, item: ScoreInput) -> Estimate
     return estimate
 
 
+def _criterion(estimate: Estimate) -> Criterion:
+    criterion = estimate.triple.criterion
+    # Only rubric work reaches this module (_ensure_open refuses a pair assignment; exam and
+    # control copies are rubric work), and a pointwise triple always has its criterion and
+    # rubric (the check constraint triple_fields_of_kind).
+    assert criterion is not None, f"triple {estimate.triple_id} is not rubric work"
+    return criterion
+
+
+def _rubric(estimate: Estimate) -> Rubric:
+    rubric = estimate.triple.rubric
+    assert rubric is not None, f"triple {estimate.triple_id} is not rubric work"  # see _criterion
+    return rubric
+
+
 def _score_errors(estimate: Estimate, item: ScoreInput) -> list[str]:
     """A score that is not on the criterion's scale (or NA where the criterion has none)."""
     if item.is_na:
-        if not estimate.triple.criterion.allows_na:
+        if not _criterion(estimate).allows_na:
             return [_("This criterion cannot be marked as not applicable.")]
         return []
-    values = estimate.triple.rubric.values
+    values = _rubric(estimate).values
     if item.score is not None and item.score not in values:
         return [_("The score must be one of %(values)s.") % {"values": ", ".join(map(str, values))}]
     return []
@@ -210,7 +237,7 @@ def _is_violation(estimate: Estimate, item: ScoreInput) -> bool:
         critical=estimate.triple.group == CriterionGroup.CRITICAL,
         is_na=item.is_na,
         score=item.score,
-        top=estimate.triple.rubric.max_value,
+        top=_rubric(estimate).max_value,
     )
 
 
@@ -220,14 +247,21 @@ def _is_stored_violation(estimate: Estimate) -> bool:
         critical=estimate.triple.group == CriterionGroup.CRITICAL,
         is_na=estimate.is_na,
         score=estimate.score,
-        top=estimate.triple.rubric.max_value,
+        top=_rubric(estimate).max_value,
     )
 
 
 def _same_answer_work(assignment: Assignment) -> Any:
-    """The expert's other assignments on the same answer (other panels), of the same kind."""
+    """The expert's other assignments on the same answer (other panels), of the same kind.
+
+    Rubric work only: a side-by-side assignment whose pair has this answer as its A compares
+    two answers, and a critical stop on one of them is no verdict on the comparison.
+    """
     return Assignment.objects.filter(
-        expert_id=assignment.expert_id, answer_id=assignment.answer_id, kind=assignment.kind
+        expert_id=assignment.expert_id,
+        answer_id=assignment.answer_id,
+        kind=assignment.kind,
+        pair__isnull=True,
     ).exclude(pk=assignment.pk)
 
 
@@ -273,7 +307,7 @@ def item_errors(estimate: Estimate, item: ScoreInput | None, rule: RationaleRule
         item.rationale,
         score=item.score,
         is_na=item.is_na,
-        best_score=estimate.triple.rubric.best_value,
+        best_score=_rubric(estimate).best_value,
         rule=rule,
     )
 

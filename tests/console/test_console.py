@@ -19,7 +19,14 @@ from panels.services import expert_resume
 from quality import selectors as quality_selectors
 from quality.control import control_item_add, control_items_distribute, control_settings_update
 from quality.models import ControlDelivery, ControlStanding, ReferenceScore
-from tests.conftest import PASSWORD, Personas, make_expert
+from tests.conftest import (
+    PASSWORD,
+    Personas,
+    criterion_id_of,
+    criterion_of,
+    make_expert,
+    rubric_of,
+)
 from work.assignments import assignments_build
 from work.models import Assignment, AssignmentKind, Estimate, Triple
 from work.services import ScoreInput, ScoringClosed, assignment_submit
@@ -52,9 +59,9 @@ def _gold(answer: Answer, personas: Personas) -> None:
         [
             ReferenceScore(
                 answer=answer,
-                criterion_id=t.criterion_id,
+                criterion_id=criterion_id_of(t),
                 panel=personas.panel_a,
-                score=t.rubric.max_value,
+                score=rubric_of(t).max_value,
                 comment="ok",
             )
             for t in triples
@@ -93,11 +100,11 @@ def test_control_items_are_mixed_in_and_a_failing_expert_is_paused_and_resumed(
 
     # Every score one below the reference: accuracy 0 on both control items.
     with django_capture_on_commit_callbacks(execute=True):
-        _submit(controls[0], lambda e: e.triple.rubric.max_value - 1)
+        _submit(controls[0], lambda e: rubric_of(e.triple).max_value - 1)
     membership = Membership.objects.get(expert=expert, panel=panel)
     assert not membership.is_paused  # one item is below the minimum count
     with django_capture_on_commit_callbacks(execute=True):
-        _submit(controls[1], lambda e: e.triple.rubric.max_value - 1)
+        _submit(controls[1], lambda e: rubric_of(e.triple).max_value - 1)
     membership.refresh_from_db()
     assert membership.is_paused and "control" in membership.paused_reason
     standing = ControlStanding.objects.get(expert=expert, panel=panel)
@@ -160,7 +167,7 @@ def test_agreement_with_the_mode_of_the_others_per_group(
     aggregation_run()
     stats = panel_stats_compute(panel)
     distribution = {d["key"]: d["counts"] for d in stats["distribution"]}
-    assert distribution[triples[0].criterion.key] == {"1": 1, "2": 1}
+    assert distribution[criterion_of(triples[0]).key] == {"1": 1, "2": 1}
     assert sum(r[2] for r in stats["groups"]) >= 2  # both triples have their two votes
     assert sum(stats["confidence"]) >= 1
     assert stats["agreement"][str(x.pk)][group][:2] == [2, 1]
@@ -179,7 +186,7 @@ def test_lock_reassign_reopen_and_build_from_the_console(
     expert = personas.expert_a
     done = Assignment.objects.filter(expert=expert, answer=first, panel=panel).first()
     assert done is not None
-    _submit(done, lambda e: 0 if e.triple.group == "critical" else e.triple.rubric.max_value)
+    _submit(done, lambda e: 0 if e.triple.group == "critical" else rubric_of(e.triple).max_value)
     client = _login("sup_a")
 
     assert client.post(reverse("console_lock", args=[panel.pk]), {}).status_code == 302
@@ -238,7 +245,9 @@ def test_console_pages_render_with_lists_filters_and_plots(
     assignments_build(answer_ids=[answer.pk])
     assignment = Assignment.objects.filter(expert=personas.expert_a, panel=panel).first()
     assert assignment is not None
-    _submit(assignment, lambda e: 0 if e.triple.group == "critical" else e.triple.rubric.max_value)
+    _submit(
+        assignment, lambda e: 0 if e.triple.group == "critical" else rubric_of(e.triple).max_value
+    )
     client = _login("sup_a")
     assert client.get(reverse("console")).status_code == 200
     page = client.get(reverse("console_panel", args=[panel.pk]))

@@ -99,6 +99,7 @@ def test_parquet_round_trip_matches_the_database(material: dict[str, Any], tmp_p
         est = Estimate.objects.select_related("expert", "triple__criterion").get(pk=row.estimate_id)
         assert row.rationale == est.rationale  # full text, control characters and all
         assert row.expert == est.expert.pseudonym
+        assert est.triple.criterion is not None  # the export's rows are rubric estimates
         assert row.criterion_key == est.triple.criterion.key
         assert row.score == est.score
     aggs = {a.triple_id: a for a in TripleAggregate.objects.filter(excluded_reason="")}

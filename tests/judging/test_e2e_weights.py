@@ -44,6 +44,7 @@ def _assert_contract(run: JudgeRun, material: Any) -> None:
         assert est.raw_text or est.generated_tokens == 0
         assert est.generated_tokens <= MAX_NEW_TOKENS
         if est.parse_ok:
+            assert est.triple.rubric is not None  # judges score rubric triples only
             assert est.score in [float(v) for v in est.triple.rubric.values]
         else:
             assert est.score is None and est.error

@@ -76,7 +76,7 @@ def hand_made(
         return Triple.objects.create(
             answer=answers[answer],
             criterion=c,
-            rubric=c.rubric,  # type: ignore[misc]
+            rubric=c.rubric,
             group=c.group,
             panel=panel,
             required_overlap=3,
@@ -206,7 +206,7 @@ def test_verdict_confidence_with_the_judge_substituted_on_draw_free_panels(
         t = Triple.objects.create(
             answer=answer,
             criterion=c,
-            rubric=c.rubric,  # type: ignore[misc]
+            rubric=c.rubric,
             group=c.group,
             panel=panel,
             required_overlap=3,

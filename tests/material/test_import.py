@@ -138,18 +138,19 @@ def test_it_imports_the_pollux_sample_in_every_format(fmt: str, tmp_path: Path) 
     assert report.created == {"instructions": 3, "models": 2, "answers": 6}
     assert counts() == (3, 2, 6)
     sql = Instruction.objects.select_related("task", "style").get(text__startswith="Напиши запрос")
-    assert sql.task.path == "Technical Problems / Code creation / SQL"
+    assert sql.task is not None and sql.task.path == "Technical Problems / Code creation / SQL"
     assert sql.style is not None and sql.style.name_en == "General-purpose"
     assert sql.complexity == "hard"
     assert sql.reference_answer.startswith("SELECT id")
     summary = Instruction.objects.select_related("task", "style").get(text__startswith="Кратко")
+    assert summary.task is not None
     assert (
         summary.task.path == "Text Transformation / Summarizing / Brief retelling / Scientific text"
     )
     assert summary.style is not None and summary.style.name_en == "Scientific text"
     assert summary.complexity == "medium"
     editing = Instruction.objects.select_related("task").get(text__startswith="Edit")
-    assert editing.task.path == "Text Transformation / Editing"
+    assert editing.task is not None and editing.task.path == "Text Transformation / Editing"
     assert editing.complexity == "easy"
     answer = Answer.objects.select_related("model").filter(instruction=sql).first()
     assert answer is not None
@@ -184,6 +185,7 @@ def test_it_imports_our_own_columns(fmt: str, tmp_path: Path) -> None:
     assert report.errors == []
     assert report.created == {"instructions": 3, "models": 2, "answers": 6}
     instruction = Instruction.objects.select_related("task", "style").get(external_id="own-i3")
+    assert instruction.task is not None
     assert instruction.task.path == (
         "Creative Generation / Applied brainstorming / Scientific brainstorming"
     )
@@ -249,9 +251,8 @@ def test_a_finer_pollux_subsubtype_maps_to_its_catalogue_leaf(tmp_path: Path) ->
     report = material_import(path=write("csv", [row], tmp_path))
 
     assert report.errors == []
-    assert (
-        Instruction.objects.get().task.path == "Original Text Generation / Literary text / Poetry"
-    )
+    task = Instruction.objects.get().task
+    assert task is not None and task.path == "Original Text Generation / Literary text / Poetry"
 
 
 def test_progress_is_reported_up_to_the_total(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from quality.exams import (
 from quality.models import Exam, ExamAttempt, ReferenceScore
 from taxonomy.models import Criterion
 from taxonomy.services import criteria_for
-from tests.conftest import PASSWORD, Personas, make_expert
+from tests.conftest import PASSWORD, Personas, criterion_id_of, make_expert
 from work.models import Assignment, AssignmentKind, Estimate, ReservedAnswer, Triple
 from work.services import ScoreInput, ScoringClosed, assignment_submit
 
@@ -107,8 +107,8 @@ def _take(
         items = [
             ScoreInput(
                 triple_id=e.triple_id,
-                score=wanted[e.triple.criterion_id],
-                is_na=wanted[e.triple.criterion_id] is None,
+                score=wanted[criterion_id_of(e.triple)],
+                is_na=wanted[criterion_id_of(e.triple)] is None,
                 rationale=GOOD,
             )
             for e in link.assignment.estimates.select_related("triple")
@@ -483,7 +483,7 @@ def _form_of(assignment: Assignment, scores: dict[int, int | None]) -> dict[str,
     """The scoring page's POST for an assignment: scores[criterion id] (None = NA)."""
     form = {"submission_key": f"k-{assignment.pk}", "time_total": "1000"}
     for e in assignment.estimates.select_related("triple"):
-        score = scores[e.triple.criterion_id]
+        score = scores[criterion_id_of(e.triple)]
         form[f"score_{e.triple_id}"] = "na" if score is None else str(score)
         form[f"rationale_{e.triple_id}"] = GOOD
     return form

@@ -34,7 +34,7 @@ from quality.exams import (
 from quality.models import Exam, ExamAttempt, ExamItem
 from taxonomy.models import Task
 from taxonomy.services import criteria_for
-from tests.conftest import Personas, make_expert, make_user
+from tests.conftest import Personas, make_expert, make_user, rubric_of
 from work.assignments import assignments_build
 from work.comparisons import comparisons_build
 from work.models import Assignment
@@ -179,7 +179,7 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         items = [
             ScoreInput(
                 triple_id=e.triple_id,
-                score=0 if e.triple.group == "critical" else max(e.triple.rubric.values),
+                score=0 if e.triple.group == "critical" else max(rubric_of(e.triple).values),
                 rationale=OTHER_RATIONALE,
             )
             for e in peer_assignment.estimates.select_related("triple__rubric")

@@ -46,6 +46,7 @@ from django.test import Client
 from django.urls import resolve, reverse
 
 from quality.control import control_reference_criteria
+from tests.conftest import rubric_of
 from tests.security.conftest import GOOD, SECRETS, Side, World
 from tests.security.urlwalk import Route, api_operations, url_routes
 from work.models import Triple
@@ -151,7 +152,7 @@ def _scores(w: World, s: Side) -> list[dict[str, Any]]:
     return [
         {
             "triple_id": est.triple_id,
-            "score": 0 if est.triple.group == "critical" else max(est.triple.rubric.values),
+            "score": 0 if est.triple.group == "critical" else max(rubric_of(est.triple).values),
             "rationale": GOOD,
         }
         for est in s.assignment.estimates.select_related("triple__rubric")

@@ -17,7 +17,7 @@ from django.urls import reverse
 from jobs.models import Job, JobKind, JobStatus
 from material.models import Answer, Instruction
 from quality.exams import exam_create
-from tests.conftest import Personas, make_expert
+from tests.conftest import Personas, make_expert, rubric_of
 from work.assignments import assignments_build
 from work.models import Assignment
 from work.services import ScoreInput, assignment_submit
@@ -133,7 +133,7 @@ def test_an_exported_workbook_holds_formulas_as_text(
         items = [
             ScoreInput(
                 triple_id=e.triple_id,
-                score=0 if e.triple.group == "critical" else max(e.triple.rubric.values),
+                score=0 if e.triple.group == "critical" else max(rubric_of(e.triple).values),
                 rationale=FORMULAS[(n + i) % len(FORMULAS)],
             )
             for i, e in enumerate(assignment.estimates.select_related("triple__rubric"))

@@ -23,7 +23,7 @@ from quality.exams import (
     exam_references_set,
 )
 from taxonomy.services import criteria_for
-from tests.conftest import Personas, make_expert
+from tests.conftest import Personas, criterion_of, make_expert, rubric_of
 from work import assignments
 from work.assignments import (
     assignments_build,
@@ -58,7 +58,7 @@ def staff(n: int = 5) -> dict[str, list[Expert]]:
 def test_it_routes_each_criterion_group_to_its_panel(make_answer: Callable[..., Answer]) -> None:
     answer = make_answer("Text Transformation / Summarizing / Brief retelling / Scientific text")
     assignments_build(answer_ids=[answer.pk])
-    panels = {t.criterion.key: t.panel.key for t in Triple.objects.filter(answer=answer)}
+    panels = {criterion_of(t).key: t.panel.key for t in Triple.objects.filter(answer=answer)}
     assert panels["narushenie_formata"] == "crowd"
     assert panels["censor"] == "crowd"
     assert panels["value"] == "crowd"  # subjective
@@ -91,7 +91,7 @@ def test_overlap_is_met_exactly_and_a_rebuild_adds_nothing(
     first = assignments_build(answer_ids=[a.pk for a in answers])
     assert first["estimates_created"] > 0
     for triple in Triple.objects.filter(answer__in=answers):
-        assert triple.estimates.count() == triple.required_overlap, triple.criterion.key
+        assert triple.estimates.count() == triple.required_overlap, triple.criterion_id
     critical = Triple.objects.filter(answer=answers[0], group="critical").first()
     assert critical is not None and critical.required_overlap == 5
 
@@ -490,7 +490,7 @@ def test_estimate_copies_stay_equal_to_their_source(
     items = [
         ScoreInput(
             triple_id=e.triple_id,
-            score=0 if e.triple.group == "critical" else e.triple.rubric.max_value,
+            score=0 if e.triple.group == "critical" else rubric_of(e.triple).max_value,
             rationale="Ответ соответствует критерию, замечаний нет.",
         )
         for e in work.estimates.select_related("triple__rubric")

@@ -13,7 +13,7 @@ from django.urls import reverse
 from material.models import Answer, LanguageModel
 from panels.models import Panel
 from protocol.rationale import rationale_errors
-from tests.conftest import Personas, make_expert
+from tests.conftest import Personas, criterion_of, make_expert, rubric_of
 from work.assignments import assignments_build
 from work.models import Assignment, AssignmentStatus, Estimate, EstimateRevision
 from work.services import ScoreInput, ScoringClosed, assignment_submit, estimate_save_draft
@@ -74,7 +74,7 @@ def _good_items(
 ) -> list[ScoreInput]:
     items = []
     for e in assignment.estimates.select_related("triple__rubric", "triple__criterion"):
-        score = 0 if e.triple.group == "critical" else e.triple.rubric.max_value
+        score = 0 if e.triple.group == "critical" else rubric_of(e.triple).max_value
         items.append(ScoreInput(triple_id=e.triple_id, score=score, rationale=GOOD))
     return items
 
@@ -114,7 +114,7 @@ def test_na_only_where_the_criterion_allows_it(make_answer: Callable[..., Answer
     items = _good_items(a)
     estimates = {e.triple_id: e for e in a.estimates.select_related("triple__criterion")}
     critical = next(i for i in items if estimates[i.triple_id].triple.group == "critical")
-    domain = next(i for i in items if estimates[i.triple_id].triple.criterion.allows_na)
+    domain = next(i for i in items if criterion_of(estimates[i.triple_id].triple).allows_na)
     critical.is_na, critical.score = True, None
     domain.is_na, domain.score, domain.rationale = True, None, "Критерий здесь неприменим"
     result = assignment_submit(assignment=a, items=items)
@@ -130,7 +130,7 @@ def test_a_critical_violation_skips_the_remaining_criteria(
 ) -> None:
     a, _b = _setup(make_answer)
     estimates = list(a.estimates.select_related("triple"))
-    gate = next(e for e in estimates if e.triple.criterion.key == "narushenie_formata")
+    gate = next(e for e in estimates if criterion_of(e.triple).key == "narushenie_formata")
     items = [
         ScoreInput(triple_id=gate.triple_id, score=1, rationale="Ответ зациклен и нечитаем."),
     ] + [
@@ -265,7 +265,8 @@ def test_the_form_shows_errors_and_keeps_what_was_typed(
     first = next(
         i
         for i in _good_items(a)
-        if Estimate.objects.get(assignment=a, triple_id=i.triple_id).triple.rubric.max_value == 2
+        if rubric_of(Estimate.objects.get(assignment=a, triple_id=i.triple_id).triple).max_value
+        == 2
     )
     data[f"score_{first.triple_id}"] = "1"
     data[f"rationale_{first.triple_id}"] = "Кратко"
@@ -291,7 +292,7 @@ def test_the_api_and_the_page_show_the_same_rows(
     na_row = next(
         e
         for e in a.estimates.select_related("triple__criterion")
-        if e.triple.criterion.allows_na and e.triple_id != items[0].triple_id
+        if criterion_of(e.triple).allows_na and e.triple_id != items[0].triple_id
     )
     estimate_save_draft(
         assignment=a,
@@ -429,7 +430,7 @@ def _violation_items(assignment: Assignment) -> list[ScoreInput]:
     for e in assignment.estimates.select_related("triple__criterion").filter(
         triple__group="critical"
     ):
-        score = 1 if e.triple.criterion.key == "narushenie_formata" else 0
+        score = 1 if criterion_of(e.triple).key == "narushenie_formata" else 0
         items.append(ScoreInput(triple_id=e.triple_id, score=score, rationale=GOOD))
     return items
 
@@ -509,7 +510,7 @@ def test_one_word_is_for_the_best_end_of_each_scale_critical_gates_included(
     items = _good_items(a)
     estimates = {e.triple_id: e for e in a.estimates.select_related("triple__rubric")}
     gates = [i for i in items if estimates[i.triple_id].triple.group == "critical"]
-    assert gates and all(estimates[i.triple_id].triple.rubric.best_value == 0 for i in gates)
+    assert gates and all(rubric_of(estimates[i.triple_id].triple).best_value == 0 for i in gates)
     for gate in gates:
         gate.score, gate.rationale = 0, "Нет"
     assert assignment_submit(assignment=a, items=items).ok
