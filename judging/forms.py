@@ -42,7 +42,10 @@ class RunStartForm(forms.Form):
         required=False,
         label=_("Backend"),
     )
-    kind = forms.ChoiceField(choices=RunKind.choices, initial=RunKind.POINTWISE, label=_("Kind"))
+    # Not required: a form without it (older clients, scripts) starts a pointwise run.
+    kind = forms.ChoiceField(
+        choices=RunKind.choices, initial=RunKind.POINTWISE, required=False, label=_("Kind")
+    )
     templates = forms.MultipleChoiceField(
         choices=[(t, t) for t in PAIRWISE_TEMPLATES],
         initial=list(DEFAULT_TEMPLATES),
