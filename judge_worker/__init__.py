@@ -6,17 +6,27 @@ Django side feeds it plain data (``JudgeItem``) and stores what comes back (``Ju
 
 from __future__ import annotations
 
+from judge_worker.pairwise import (
+    PAIRWISE_TEMPLATES,
+    PairwiseExample,
+    build_pairwise_prompt,
+    pairwise_prefix,
+)
 from judge_worker.parsing import JudgeParse, parse_judge_output
 from judge_worker.prompt import build_messages, build_prompt, render_rubrics
 from judge_worker.types import JudgeBackend, JudgeItem, JudgeOutput
 
 __all__ = [
+    "PAIRWISE_TEMPLATES",
     "JudgeBackend",
     "JudgeItem",
     "JudgeOutput",
     "JudgeParse",
+    "PairwiseExample",
     "build_messages",
+    "build_pairwise_prompt",
     "build_prompt",
+    "pairwise_prefix",
     "parse_judge_output",
     "render_rubrics",
 ]

@@ -5,8 +5,11 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from judging.models import JudgeBackendKind, JudgeConfig
+from judge_worker import PAIRWISE_TEMPLATES
+from judging.models import JudgeBackendKind, JudgeConfig, RunKind
+from judging.pairwise import DEFAULT_SHOTS, DEFAULT_TEMPLATES
 from judging.selectors import configs_current
+from judging.services import MAX_SHOTS
 from material.models import LanguageModel
 from panels.models import Panel
 from panels.rules import is_admin
@@ -39,6 +42,24 @@ class RunStartForm(forms.Form):
         required=False,
         label=_("Backend"),
     )
+    # Not required: a form without it (older clients, scripts) starts a pointwise run.
+    kind = forms.ChoiceField(
+        choices=RunKind.choices, initial=RunKind.POINTWISE, required=False, label=_("Kind")
+    )
+    templates = forms.MultipleChoiceField(
+        choices=[(t, t) for t in PAIRWISE_TEMPLATES],
+        initial=list(DEFAULT_TEMPLATES),
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label=_("Side-by-side prompt templates (REPA)"),
+    )
+    shots = forms.IntegerField(
+        min_value=0,
+        max_value=MAX_SHOTS,
+        initial=DEFAULT_SHOTS,
+        required=False,
+        label=_("Side-by-side: gold examples in the prompt (0 = zero-shot)"),
+    )
 
     def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -58,7 +79,21 @@ class RunStartForm(forms.Form):
         data = super().clean() or {}
         if not any(data.get(k) for k in ("panel", "model", "task", "all")):
             raise forms.ValidationError(_("Choose a model, a task, a panel, or all answers."))
+        if data.get("kind") == RunKind.PAIRWISE and not data.get("templates"):
+            self.add_error("templates", _("Choose at least one prompt template."))
         return data
+
+    def run_options(self) -> dict[str, Any]:
+        """The kind-specific arguments of services.run_create."""
+        data = self.cleaned_data
+        if data.get("kind") != RunKind.PAIRWISE:
+            return {"kind": RunKind.POINTWISE}
+        shots = data.get("shots")
+        return {
+            "kind": RunKind.PAIRWISE,
+            "templates": list(data["templates"]),
+            "shots": DEFAULT_SHOTS if shots is None else shots,
+        }
 
     def scope(self) -> dict[str, Any]:
         data = self.cleaned_data

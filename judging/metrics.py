@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # The mode and the verdict confidence are protocol rules (one home: protocol.verdict).
+from protocol.pairwise import outcome
 from protocol.verdict import mode, verdict_confidence
 
 __all__ = ["mode", "verdict_confidence"]
@@ -205,3 +206,110 @@ def self_preference(rows: Iterable[tuple[bool, float, float]]) -> dict[str, Any]
 def same_family(family: str, model_name: str) -> bool:
     """The judge's family named inside the answer model's name ("qwen" in "Qwen2.5-7B")."""
     return bool(family) and family.strip().lower() in model_name.lower()
+
+
+# --- the side-by-side (REPA) judge ------------------------------------------------------------
+
+# The four labels, by their codes (protocol.pairwise.Label): Macro-F1 averages over them.
+PAIRWISE_LABELS = ("a", "b", "both_good", "both_bad")
+DECISIVE = frozenset({"a", "b"})
+
+
+def macro_f1(pairs: Iterable[tuple[str, str | None]]) -> float | None:
+    """Macro-F1 over the four labels of (gold, predicted) pairs, as REPA's primary metric.
+
+    A prediction that is not one of the labels (a parse failure, "no_majority", None) is a miss:
+    it lowers the recall of the gold label and is no class of its own. The average is over the
+    labels that occur as gold or as a prediction (sklearn's default `labels`); a label with
+    neither true nor false positives nor misses does not count. None for no pairs.
+    """
+    rows = list(pairs)
+    if not rows:
+        return None
+    scores = []
+    for label in PAIRWISE_LABELS:
+        tp = sum(1 for g, p in rows if g == label and p == label)
+        fp = sum(1 for g, p in rows if g != label and p == label)
+        fn = sum(1 for g, p in rows if g == label and p != label)
+        if tp + fp + fn == 0:
+            continue
+        scores.append(2 * tp / (2 * tp + fp + fn))
+    return sum(scores) / len(scores) if scores else None
+
+
+def mean_std(values: Sequence[float | None]) -> tuple[float | None, float | None]:
+    """Mean and population standard deviation (numpy's default, ddof=0) of the defined values:
+    the spread of a score across the prompt templates, as REPA reports it."""
+    xs = [v for v in values if v is not None]
+    if not xs:
+        return None, None
+    m = sum(xs) / len(xs)
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / len(xs))
+
+
+def changed_share(pairs: Iterable[tuple[str, str]]) -> tuple[float | None, int]:
+    """Position bias: the share of (label as placed, label with A and B swapped) pairs, both in
+    the pair's own orientation, that differ. Pairs where either side has no label (a parse
+    failure, no majority: "" or "no_majority") are left out. Returns (share, n)."""
+    rows = [(x, y) for x, y in pairs if x in PAIRWISE_LABELS and y in PAIRWISE_LABELS]
+    if not rows:
+        return None, 0
+    return sum(1 for x, y in rows if x != y) / len(rows), len(rows)
+
+
+def longer_pick_share(rows: Iterable[tuple[str, int, int]]) -> dict[str, Any]:
+    """Length bias: of the picks of one side ("a" or "b") between responses of different
+    lengths (characters), the share that picked the longer one.
+
+    rows: (label in the pair's orientation, length of A, length of B). Left out of the
+    denominator, and counted: ties and failures (no side picked) and pairs of equal length (no
+    longer side). 0.5 is no preference; above it, the longer response wins more often.
+    """
+    picks = longer = ties = equal = 0
+    for label, len_a, len_b in rows:
+        if label not in DECISIVE:
+            ties += 1
+            continue
+        if len_a == len_b:
+            equal += 1
+            continue
+        picks += 1
+        longer += (label == "a") == (len_a > len_b)
+    return {
+        "share": longer / picks if picks else None,
+        "n": picks,
+        "excluded_no_pick": ties,
+        "excluded_equal_length": equal,
+    }
+
+
+def win_rates(
+    rows: Iterable[tuple[Hashable, Hashable, str]], tie_value: float = 0.5
+) -> dict[Hashable, tuple[float, int]]:
+    """Each model's mean score over its comparisons: (model A, model B, label) rows, a win 1, a
+    loss 0, "both good" / "both bad" `tie_value` (protocol.pairwise.outcome's default);
+    unlabelled rows (failures, no majority) left out. model -> (win rate, comparisons)."""
+    totals: dict[Hashable, list[float]] = defaultdict(lambda: [0.0, 0])
+    for model_a, model_b, label in rows:
+        if label not in PAIRWISE_LABELS:
+            continue
+        score_a = outcome(label, tie_value)
+        for model, score in ((model_a, score_a), (model_b, 1.0 - score_a)):
+            totals[model][0] += score
+            totals[model][1] += 1
+    return {m: (s / n, int(n)) for m, (s, n) in totals.items()}
+
+
+def ranking_agreement(
+    judge: dict[Hashable, tuple[float, int]], experts: dict[Hashable, tuple[float, int]]
+) -> dict[str, Any]:
+    """Kendall's tau-b and Spearman's rho between the judge's and the experts' per-model win
+    rates, over the models both rank."""
+    models = sorted(set(judge) & set(experts), key=str)
+    x = [judge[m][0] for m in models]
+    y = [experts[m][0] for m in models]
+    return {
+        "n_models": len(models),
+        "kendall_tau_b": kendall_tau_b(x, y),
+        "spearman": spearman(x, y),
+    }

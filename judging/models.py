@@ -98,10 +98,28 @@ class RunStatus(models.TextChoices):
     FAILED = "failed", _("failed")
 
 
+class RunKind(models.TextChoices):
+    # POLLUX: a score per (answer, criterion) triple, JudgeEstimate.
+    POINTWISE = "pointwise", _("pointwise (POLLUX scores)")
+    # REPA: a label per (pair, criterion) triple and prompt template, PairwiseJudgeEstimate.
+    PAIRWISE = "pairwise", _("side by side (REPA labels)")
+
+
 class JudgeRun(models.Model):
-    """A judge configuration applied to a scope of triples (a model, a task, a panel, all)."""
+    """A judge configuration applied to a scope of triples (a model, a task, a panel, all).
+
+    A pairwise run asks each of its `templates` once per side-by-side triple (k-shot with
+    `shots` gold examples); `swapped` runs show the pair's B as "A" (position bias), and
+    `swap_of` names the run it mirrors."""
 
     config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="runs")
+    kind = models.CharField(max_length=10, choices=RunKind.choices, default=RunKind.POINTWISE)
+    templates = models.JSONField(default=list, blank=True)
+    shots = models.PositiveSmallIntegerField(default=0)
+    swapped = models.BooleanField(default=False)
+    swap_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="swap_runs"
+    )
     # The backend actually used: the config's, unless overridden when the run was started.
     backend = models.CharField(max_length=16, choices=JudgeBackendKind.choices)
     # {"model": id, "task": id, "panel": id, "limit": n} (ANDed) or {"all": true}.
@@ -145,6 +163,10 @@ class JudgeRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in (RunStatus.PENDING, RunStatus.RUNNING)
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.kind == RunKind.PAIRWISE
 
 
 # A batch's status is its job's (jobs.services owns claim, heartbeat, retries and the sweep).
@@ -222,6 +244,52 @@ class JudgeEstimate(models.Model):
 
     def __str__(self) -> str:
         return f"judge estimate {self.run_id}/{self.triple_id}"
+
+
+class PairwiseJudgeEstimate(models.Model):
+    """A judge's label of one side-by-side triple under one prompt template, in one run.
+
+    `shown_label` is what the judge wrote (placement of the run: swapped or not); `label` is
+    that label in the pair's own orientation (protocol.pairwise.unplace), the one compared with
+    experts. A failed parse keeps the raw text and no label, never a guessed one. The final
+    label of a triple is the majority over its templates (judging.pairwise.final_labels).
+    """
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="pairwise_estimates")
+    triple = models.ForeignKey(
+        Triple, on_delete=models.CASCADE, related_name="pairwise_judge_estimates"
+    )
+    config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="+")
+    template = models.CharField(max_length=32)
+    shown_label = models.CharField(max_length=10, blank=True)
+    label = models.CharField(max_length=10, blank=True)
+    parse_ok = models.BooleanField()
+    error = models.TextField(blank=True)
+    raw_text = models.TextField(blank=True)
+    justification = models.TextField(blank=True)
+    # Triple ids of the k-shot examples the prompt showed (the gold items used).
+    examples = models.JSONField(default=list, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    generated_tokens = models.PositiveIntegerField(default=0)
+    seconds = models.FloatField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("side-by-side judge estimate")
+        verbose_name_plural = _("side-by-side judge estimates")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "triple", "template"], name="pairwise_judge_estimate_unique"
+            ),
+            models.CheckConstraint(
+                condition=(Q(parse_ok=True) & ~Q(label="")) | (Q(parse_ok=False) & Q(label="")),
+                name="pairwise_judge_label_iff_parsed",
+            ),
+        ]
+        indexes = [models.Index(fields=["triple", "run"])]
+
+    def __str__(self) -> str:
+        return f"side-by-side judge estimate {self.run_id}/{self.triple_id}/{self.template}"
 
 
 class JudgeReport(models.Model):

@@ -30,7 +30,8 @@ from dataset.aggregation import (
     read_estimate_frame,
     snapshot,
 )
-from judging.models import JudgeEstimate, JudgeRun
+from judging.models import JudgeEstimate, JudgeRun, RunKind
+from judging.pairwise_report import pairwise_fingerprint, run_pairwise_report
 from material.models import LanguageModel
 from protocol.rationale import RationaleRule
 from taxonomy.models import Criterion, Task
@@ -78,8 +79,11 @@ def report_fingerprint(run: JudgeRun) -> dict[str, Any]:
     and `parse_failures` are recounted from them in the transaction that adds them. The expert
     side is one aggregate over the submitted estimates of the answers the run judged (a
     submission, an edit, a reopening or a deletion changes their count or latest `updated_at`).
-    The dataset rules' settings are part of it: changing them changes the dataset.
+    The dataset rules' settings are part of it: changing them changes the dataset. A pairwise
+    run has its own (judging.pairwise_report).
     """
+    if run.kind == RunKind.PAIRWISE:
+        return pairwise_fingerprint(run)
 
     experts = Estimate.objects.filter(
         status=EstimateStatus.SUBMITTED,
@@ -140,6 +144,8 @@ def run_report(run: JudgeRun) -> tuple[dict[str, Any], dict[str, Any]]:
 
     with snapshot():
         run = JudgeRun.objects.select_related("config").get(pk=run.pk)
+        if run.kind == RunKind.PAIRWISE:
+            return run_pairwise_report(run)
         fingerprint = report_fingerprint(run)
         judged = _labels(_judge_frame(run))
         frame = read_estimate_frame(answers_sql=judged_answers_sql(run.pk))

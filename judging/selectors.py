@@ -11,7 +11,8 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from jobs.services import job_is_active
-from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun
+from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun, RunKind
+from judging.pairwise import final_labels
 from judging.report import report_fingerprint
 from panels.rules import is_admin
 from taxonomy.models import Task
@@ -35,23 +36,33 @@ def configs_current() -> list[JudgeConfig]:
     return list(latest.values())
 
 
-def scope_triples(scope: dict[str, Any]) -> QuerySet[Triple]:
-    """The triples a run covers, in prompt-friendly order: an answer's criteria side by side, so
-    a batch shares the (instruction, answer) prefix as much as possible."""
-    # Pointwise judges score rubric triples; side-by-side triples have no rubric.
-    qs = Triple.objects.filter(kind=TripleKind.POINTWISE)
+def scope_triples(scope: dict[str, Any], kind: str = TripleKind.POINTWISE) -> QuerySet[Triple]:
+    """The triples a run covers, in prompt-friendly order: an answer's (a pair's) criteria side
+    by side, so a batch shares the (instruction, answer) or (pair, template) prefix as much as
+    possible. A pointwise run covers rubric triples, a pairwise run side-by-side triples."""
+    pairwise = kind == TripleKind.PAIRWISE
+    qs = Triple.objects.filter(kind=TripleKind.PAIRWISE if pairwise else TripleKind.POINTWISE)
+    instruction = "pair__instruction" if pairwise else "answer__instruction"
     if not scope.get("all"):
         if scope.get("model"):
-            qs = qs.filter(answer__model_id=scope["model"])
+            if pairwise:
+                qs = qs.filter(
+                    Q(pair__answer_a__model_id=scope["model"])
+                    | Q(pair__answer_b__model_id=scope["model"])
+                )
+            else:
+                qs = qs.filter(answer__model_id=scope["model"])
         if scope.get("panel"):
             qs = qs.filter(panel_id=scope["panel"])
         if scope.get("task"):
             # A task of any level: its own instructions and those of every leaf under it.
             task = Task.objects.get(pk=scope["task"])
             qs = qs.filter(
-                Q(answer__instruction__task=task)
-                | Q(answer__instruction__task__path__startswith=task.path + " / ")
+                Q(**{f"{instruction}__task": task})
+                | Q(**{f"{instruction}__task__path__startswith": task.path + " / "})
             )
+    if pairwise:
+        return qs.order_by("pair_id", "comparison_criterion__position", "id")
     return qs.order_by("answer_id", "position", "id")
 
 
@@ -86,6 +97,22 @@ def contradiction_details(run: JudgeRun, triple_ids: list[int]) -> list[dict[str
         for tid in triple_ids
         if tid in estimates
     ]
+
+
+def run_twins(run: JudgeRun) -> list[JudgeRun]:
+    """The position-bias runs tied to a side-by-side run: the run it mirrors and its mirrors."""
+    return list(JudgeRun.objects.filter(Q(pk=run.swap_of_id) | Q(swap_of=run)).order_by("pk"))
+
+
+def pairwise_judge_labels(run_id: int) -> list[tuple[int, str]]:
+    """(triple id, final label) of a pairwise run, for rankings from the judge's labels: the
+    majority over the run's templates in the pair's own orientation, a protocol.pairwise.Label
+    code or "no_majority" (judging.pairwise.NO_MAJORITY), sorted by triple id. A pointwise or
+    missing run gives an empty list."""
+    run = JudgeRun.objects.filter(pk=run_id, kind=RunKind.PAIRWISE).first()
+    if run is None:
+        return []
+    return sorted(final_labels(run).items())
 
 
 @dataclass

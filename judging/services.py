@@ -24,16 +24,27 @@ from django.utils import timezone
 
 from jobs.models import Job, JobKind, JobStatus
 from jobs.services import JobContext, enqueue, enqueue_many, job_run, job_send
-from judge_worker import JudgeBackend, JudgeItem, JudgeOutput, build_messages, render_rubrics
+from judge_worker import (
+    PAIRWISE_TEMPLATES,
+    JudgeBackend,
+    JudgeItem,
+    JudgeOutput,
+    build_messages,
+    render_rubrics,
+)
+from judging import pairwise
 from judging.models import (
     JudgeBatch,
     JudgeConfig,
     JudgeEstimate,
     JudgeReport,
     JudgeRun,
+    PairwiseJudgeEstimate,
+    RunKind,
     RunStatus,
     default_prompt_template,
 )
+from judging.pairwise import DEFAULT_SHOTS, DEFAULT_TEMPLATES
 from judging.report import report_fingerprint, run_report
 from judging.selectors import report_job_active, scope_triples
 from work.models import Triple
@@ -53,6 +64,9 @@ CONFIG_FIELDS = (
     "batch_size",
 )
 
+
+# At most this many gold examples in a pairwise prompt (REPA's few-shot setting gives one).
+MAX_SHOTS = 5
 
 # How judge_worker's HTTP backend marks an item whose request failed after its retries.
 REQUEST_FAILED = "request failed"
@@ -127,8 +141,45 @@ def run_create(
     created_by: Any = None,
     backend: str | None = None,
     enqueue: bool = True,
+    kind: str = RunKind.POINTWISE,
+    templates: Sequence[str] | None = None,
+    shots: int | None = None,
+    swap_of: JudgeRun | None = None,
 ) -> JudgeRun:
-    """Create a run over the scope's triples, plan its batches and (after commit) queue them."""
+    """Create a run over the scope's triples, plan its batches and (after commit) queue them.
+
+    A pairwise run (kind "pairwise") asks each of `templates` (default: REPA's three) with
+    `shots` gold examples (default 1, REPA's few-shot setting; 0 is zero-shot). With `swap_of`
+    it is that run's position-bias twin: the same scope, templates and shots, A and B swapped.
+    """
+    if swap_of is not None:
+        if swap_of.kind != RunKind.PAIRWISE:
+            raise JudgingError("only a side-by-side run has a swapped twin")
+        kind, templates, shots, scope = (
+            RunKind.PAIRWISE,
+            swap_of.templates,
+            swap_of.shots,
+            swap_of.scope,
+        )
+    fields: dict[str, Any] = {}
+    if kind == RunKind.PAIRWISE:
+        chosen = list(templates if templates is not None else DEFAULT_TEMPLATES)
+        unknown = [t for t in chosen if t not in PAIRWISE_TEMPLATES]
+        if not chosen or unknown or len(set(chosen)) != len(chosen):
+            raise JudgingError(
+                f"templates must be distinct names of {sorted(PAIRWISE_TEMPLATES)}, got {chosen}"
+            )
+        k = DEFAULT_SHOTS if shots is None else int(shots)
+        if not 0 <= k <= MAX_SHOTS:
+            raise JudgingError(f"shots must be between 0 and {MAX_SHOTS}, got {k}")
+        fields = {
+            "templates": chosen,
+            "shots": k,
+            "swapped": swap_of is not None and not swap_of.swapped,
+            "swap_of": swap_of,
+        }
+    elif kind != RunKind.POINTWISE:
+        raise JudgingError(f"unknown run kind {kind!r}")
     run = JudgeRun.objects.create(
         config=config,
         backend=backend or config.backend,
@@ -136,6 +187,8 @@ def run_create(
         created_by=created_by,
         status=RunStatus.RUNNING,
         started_at=timezone.now(),
+        kind=kind,
+        **fields,
     )
     run_plan_batches(run=run)
     if enqueue:
@@ -148,7 +201,7 @@ def run_plan_batches(*, run: JudgeRun) -> int:
     """Split the run's triples into batches (idempotent: an already planned run is left alone)."""
     if run.batches.exists():
         return int(run.batches.count())
-    ids = list(scope_triples(run.scope).values_list("pk", flat=True))
+    ids = list(scope_triples(run.scope, run.kind).values_list("pk", flat=True))
     if run.scope.get("limit"):
         ids = ids[: int(run.scope["limit"])]
     size = max(1, run.config.batch_size)
@@ -164,8 +217,10 @@ def run_plan_batches(*, run: JudgeRun) -> int:
         JudgeBatch(run=run, job=job, number=n, triple_ids=ids[start : start + size])
         for n, (start, job) in enumerate(zip(starts, jobs, strict=True))
     )
-    JudgeRun.objects.filter(pk=run.pk).update(total=len(ids))
-    run.total = len(ids)
+    # A pairwise run's unit of work is a call: one per (triple, template).
+    total = len(ids) * (len(run.templates) if run.is_pairwise else 1)
+    JudgeRun.objects.filter(pk=run.pk).update(total=total)
+    run.total = total
     if not ids:
         JudgeRun.objects.filter(pk=run.pk).update(status=RunStatus.DONE, finished_at=timezone.now())
         run.status = RunStatus.DONE
@@ -292,6 +347,9 @@ def batch_judge(ctx: JobContext, *, backend_factory: Callable[[JudgeRun], JudgeB
         # Claimed in the moment the run was cancelled: give the job up as cancelled.
         Job.objects.filter(pk=ctx.job.pk, attempts=ctx.attempt).update(status=JobStatus.CANCELLED)
         return
+    if run.is_pairwise:
+        _batch_judge_pairwise(ctx, batch, run, backend_factory)
+        return
     judged = set(
         JudgeEstimate.objects.filter(run=run, triple_id__in=batch.triple_ids).values_list(
             "triple_id", flat=True
@@ -312,6 +370,53 @@ def batch_judge(ctx: JobContext, *, backend_factory: Callable[[JudgeRun], JudgeB
             outputs = list(backend_factory(run).judge(items))
     error = _batch_write(batch, run, todo, outputs, time.monotonic() - started)
     if error:
+        raise BatchIncomplete(error)
+
+
+def _batch_judge_pairwise(
+    ctx: JobContext,
+    batch: JudgeBatch,
+    run: JudgeRun,
+    backend_factory: Callable[[JudgeRun], JudgeBackend],
+) -> None:
+    """batch_judge for a side-by-side run: one call per (triple, template) not yet answered,
+    written in one transaction (unique per run, triple and template)."""
+    calls = pairwise.todo_items(run, batch.triple_ids)
+    started = time.monotonic()
+    outputs: list[JudgeOutput] = []
+    items: dict[str, JudgeItem] = {}
+    if calls:
+        items = {it.item_id: it for it in pairwise.build_items(run, calls)}
+        with ctx.heartbeat(heartbeat_seconds()):
+            outputs = list(backend_factory(run).judge(list(items.values())))
+    rows, transport_errors = [], []
+    for out in outputs:
+        item = items.get(out.item_id)
+        if item is None:
+            continue
+        if not out.raw_text and (out.parse.error or "").startswith(REQUEST_FAILED):
+            transport_errors.append(out.parse.error or "")  # not an answer: asked again later
+            continue
+        # The backend's own parse is POLLUX's; the label is read by the REPA parser.
+        rows.append(
+            pairwise.estimate_from_output(
+                run,
+                item,
+                out.raw_text,
+                prompt_tokens=out.prompt_tokens,
+                generated_tokens=out.generated_tokens,
+                seconds=out.seconds,
+            )
+        )
+    with transaction.atomic():
+        PairwiseJudgeEstimate.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+        JudgeBatch.objects.filter(pk=batch.pk).update(seconds=time.monotonic() - started)
+        _run_refresh_counters(run.pk)
+    missing = len(calls) - len(rows)
+    if missing:
+        error = f"no answer for {missing} calls"
+        if transport_errors:
+            error += f" ({transport_errors[0][:500]})"
         raise BatchIncomplete(error)
 
 
@@ -392,8 +497,10 @@ def _batch_write(
 
 def _run_refresh_counters(run_id: int) -> None:
     """Counters are recounted from the estimates, never incremented: a retried or duplicated
-    batch cannot count twice."""
-    agg = JudgeEstimate.objects.filter(run_id=run_id).aggregate(
+    batch cannot count twice. A pairwise run counts calls (triple, template)."""
+    kind = JudgeRun.objects.values_list("kind", flat=True).get(pk=run_id)
+    model = PairwiseJudgeEstimate if kind == RunKind.PAIRWISE else JudgeEstimate
+    agg = model.objects.filter(run_id=run_id).aggregate(
         done=Count("id"),
         failures=Count("id", filter=Q(parse_ok=False)),
         prompt=Sum("prompt_tokens"),

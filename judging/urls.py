@@ -10,6 +10,7 @@ urlpatterns = [
     path("judging/runs/<int:pk>/", views.run_detail, name="judging_run"),
     path("judging/runs/<int:pk>/cancel/", views.run_cancel, name="judging_cancel"),
     path("judging/runs/<int:pk>/resume/", views.run_resume, name="judging_resume"),
+    path("judging/runs/<int:pk>/swap/", views.run_swap, name="judging_swap"),
     path(
         "judging/runs/<int:pk>/report/recompute/",
         views.run_report_recompute,

@@ -50,6 +50,7 @@ def run_start(request: HttpRequest) -> HttpResponse:
             scope=form.scope(),
             created_by=request.user,
             backend=form.cleaned_data.get("backend") or None,
+            **form.run_options(),
         )
         messages.success(request, _("Judge run started: %(n)d triples.") % {"n": run.total})
         return redirect("judging_run", pk=run.pk)
@@ -81,6 +82,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # there is none or its inputs changed, asks for a computation (one at a time per run).
     stored = context["stored"] = _stored_report(run)
     report = context["report"] = stored.data
+    if run.is_pairwise:
+        context["twins"] = selectors.run_twins(run)
+        return render(request, "judging/run_detail.html", context)
     if report:
         # The paper's breakdowns (Tables 11-16, Appendix D.2): by model, task type, criterion.
         context["breakdowns"] = [
@@ -127,6 +131,27 @@ def run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     queued = services.run_resume(run=run)
     messages.info(request, _("Resumed: %(n)d batches queued.") % {"n": queued})
     return redirect("judging_run", pk=run.pk)
+
+
+@login_required
+@require_POST
+def run_swap(request: HttpRequest, pk: int) -> HttpResponse:
+    """Start the position-bias twin of a side-by-side run: the same scope, templates and
+    examples with A and B swapped (whoever may manage the run)."""
+    run = _get_run_for_user(request, pk, "judging.manage_run")
+    try:
+        twin = services.run_create(
+            config=run.config,
+            scope=run.scope,
+            created_by=request.user,
+            backend=run.backend,
+            swap_of=run,
+        )
+    except services.JudgingError as exc:
+        messages.error(request, str(exc))
+        return redirect("judging_run", pk=run.pk)
+    messages.success(request, _("Position-bias run started: %(n)d calls.") % {"n": twin.total})
+    return redirect("judging_run", pk=twin.pk)
 
 
 @login_required

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -19,9 +19,13 @@ REPLY = "[FEEDBACK] Ответ соответствует критерию. [RES
 
 @contextmanager
 def fake_openai(
-    delay: float = 0.0, reply: str = REPLY, fail_first: int = 0
+    delay: float = 0.0,
+    reply: str = REPLY,
+    fail_first: int = 0,
+    reply_for: Callable[[str], str] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Serve on a free port; the first `fail_first` completions get an HTTP 500."""
+    """Serve on a free port; the first `fail_first` completions get an HTTP 500. With
+    `reply_for`, the reply is reply_for(the request's last message text)."""
     state: dict[str, Any] = {"requests": 0, "url": ""}
     lock = threading.Lock()
 
@@ -34,7 +38,7 @@ def fake_openai(
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
-            json.loads(self.rfile.read(length) or b"{}")
+            body = json.loads(self.rfile.read(length) or b"{}")
             with lock:
                 state["requests"] += 1
                 failing = state["requests"] <= fail_first
@@ -42,11 +46,14 @@ def fake_openai(
             if failing:
                 self._send({"error": {"message": "overloaded"}}, status=500)
                 return
+            text = reply
+            if reply_for is not None:
+                text = reply_for(str((body.get("messages") or [{}])[-1].get("content", "")))
             choice = {
                 "index": 0,
                 "finish_reason": "stop",
-                "message": {"role": "assistant", "content": reply},
-                "text": reply,
+                "message": {"role": "assistant", "content": text},
+                "text": text,
             }
             usage = {"prompt_tokens": 100, "completion_tokens": 12, "total_tokens": 112}
             self._send(

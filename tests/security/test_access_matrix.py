@@ -844,6 +844,24 @@ ACCESS: dict[str, Row] = {
             (REDIRECT, 404),
         ),
     ),
+    # The position-bias twin of a side-by-side run: whoever may manage the run (on a
+    # pointwise run it is refused with a message and a redirect, nothing created).
+    "judging_swap": Row(
+        JUDGE_RUN,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            404,
+            404,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            404,
+            404,
+            404,
+            (REDIRECT, 404),
+        ),
+    ),
     # Recomputing the stored report: whoever may see the run (a POST without fields).
     "judging_report_recompute": Row(
         JUDGE_RUN,
