@@ -32,6 +32,7 @@ OUR_APPS = {
     "dataset",
     "judging",
     "console",
+    "comparison",
 }
 # Any absolute http(s) URL that a page would load a script, a style or a font from.
 CDN = re.compile(
