@@ -1,8 +1,18 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 
-from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task, TaskCriterion, TaskGroup
+from taxonomy.models import (
+    ComparisonCriterion,
+    Criterion,
+    FunctionalStyle,
+    Rubric,
+    Task,
+    TaskCriterion,
+    TaskGroup,
+)
 
 
 @admin.register(FunctionalStyle)
@@ -44,3 +54,19 @@ class CriterionAdmin(admin.ModelAdmin):
     search_fields = ["key", "name_en", "name_ru"]
     inlines = [RubricInline]
     raw_id_fields = ["rubric"]
+
+
+@admin.register(ComparisonCriterion)
+class ComparisonCriterionAdmin(admin.ModelAdmin):
+    """The side-by-side criteria sets (REPA v1 is loaded from its file). A criterion that has
+    labels is read-only: a changed wording is a new version of the set, so every label keeps
+    the text it was given under (as a changed POLLUX rubric gets a new version)."""
+
+    list_display = ["criteria_set", "version", "position", "key", "name_en", "name_ru"]
+    list_filter = ["criteria_set", "version"]
+    search_fields = ["key", "name_en", "name_ru"]
+
+    def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
+        if obj is not None and obj.triples.exists():
+            return [f.name for f in obj._meta.fields]
+        return []
