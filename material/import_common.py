@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
+from django.utils.translation import gettext as _
 
 from taxonomy.models import Complexity
 
@@ -246,3 +247,35 @@ class Throttle:
         if force or done - self.last >= 10:
             self.last = done
             self.progress(min(done, PROGRESS_TOTAL), PROGRESS_TOTAL)
+
+
+def write_all_or_nothing(write_locked: Callable[[], None], errors: Errors) -> None:
+    """Run an import's writer under the import lock in one transaction: when it found conflicts
+    with stored rows (in `errors`), or the database refused a row, nothing stays written."""
+    try:
+        with transaction.atomic():
+            advisory_lock()
+            write_locked()
+            if errors:
+                # Conflicts with stored rows were found: leave without writing anything.
+                transaction.set_rollback(True)
+    except IntegrityError as exc:
+        errors.add(
+            None,
+            None,
+            "conflict",
+            _("The database refused the import (%s); nothing was written.") % exc,
+        )
+
+
+def errors_summary(report: ImportReport) -> str | None:
+    """The summary line of an import that failed (None when it had no errors)."""
+    if not report.errors:
+        return None
+    more = ""
+    if report.errors_truncated:
+        more = _(" (stopped at the first %s)") % len(report.errors)
+    return _("%(n)s errors%(more)s; nothing was imported.") % {
+        "n": len(report.errors),
+        "more": more,
+    }

@@ -37,6 +37,7 @@ from material.import_common import (
     Progress,
     Throttle,
     TooManyErrors,
+    errors_summary,
 )
 from material.readers import open_file
 from material.validation import Catalogue, Validator
@@ -113,14 +114,9 @@ def _read(
 
 def import_summary(report: ImportReport) -> str:
     """One line for the command's output and the job's message."""
-    if report.errors:
-        more = ""
-        if report.errors_truncated:
-            more = _(" (stopped at the first %s)") % len(report.errors)
-        return _("%(n)s errors%(more)s; nothing was imported.") % {
-            "n": len(report.errors),
-            "more": more,
-        }
+    failed = errors_summary(report)
+    if failed is not None:
+        return failed
     created, existing = report.created, report.existing
     return _(
         "%(rows)s rows: created %(ci)s instructions, %(cm)s models, %(ca)s answers; "

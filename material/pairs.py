@@ -23,7 +23,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F, Q
 from django.db.models.functions import MD5
 from django.utils.translation import gettext as _
@@ -42,9 +42,10 @@ from material.import_common import (
     RowError,
     Throttle,
     TooManyErrors,
-    advisory_lock,
     chunks,
+    errors_summary,
     sha256_hex,
+    write_all_or_nothing,
 )
 from material.importing import store_upload, stored_import_path, upload_params
 from material.models import Answer, AnswerPair, Instruction, LanguageModel
@@ -254,20 +255,7 @@ def _write(
     validator: PairValidator, errors: Errors, report: ImportReport, notify: Throttle
 ) -> None:
     """Find what exists, check it agrees, bulk-insert the rest: all in one transaction."""
-    try:
-        with transaction.atomic():
-            advisory_lock()
-            _write_locked(validator, errors, report, notify)
-            if errors:
-                # Conflicts with stored rows were found: leave without writing anything.
-                transaction.set_rollback(True)
-    except IntegrityError as exc:
-        errors.add(
-            None,
-            None,
-            "conflict",
-            _("The database refused the import (%s); nothing was written.") % exc,
-        )
+    write_all_or_nothing(lambda: _write_locked(validator, errors, report, notify), errors)
 
 
 def _write_locked(
@@ -551,14 +539,9 @@ def pairs_header_errors(
 
 def pairs_import_summary(report: ImportReport) -> str:
     """One line for the command's output and the job's message."""
-    if report.errors:
-        more = ""
-        if report.errors_truncated:
-            more = _(" (stopped at the first %s)") % len(report.errors)
-        return _("%(n)s errors%(more)s; nothing was imported.") % {
-            "n": len(report.errors),
-            "more": more,
-        }
+    failed = errors_summary(report)
+    if failed is not None:
+        return failed
     created, existing = report.created, report.existing
     return _(
         "%(rows)s rows: created %(cp)s pairs, %(ci)s instructions, %(cm)s models, "

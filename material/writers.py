@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection
 from django.db.models.functions import MD5
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -23,9 +23,9 @@ from material.import_common import (
     Errors,
     ImportReport,
     Throttle,
-    advisory_lock,
     chunks,
     sha256_hex,
+    write_all_or_nothing,
 )
 from material.models import Answer, Instruction, LanguageModel
 from material.validation import AnswerRow, InstructionRow, Validator
@@ -48,20 +48,7 @@ def write_material(
     validator: Validator, errors: Errors, report: ImportReport, notify: Throttle
 ) -> None:
     """Find what exists, check it agrees, bulk-insert the rest: all in one transaction."""
-    try:
-        with transaction.atomic():
-            advisory_lock()
-            _write_locked(validator, errors, report, notify)
-            if errors:
-                # Conflicts with existing rows were found: leave without writing anything.
-                transaction.set_rollback(True)
-    except IntegrityError as exc:
-        errors.add(
-            None,
-            None,
-            "conflict",
-            _("The database refused the import (%s); nothing was written.") % exc,
-        )
+    write_all_or_nothing(lambda: _write_locked(validator, errors, report, notify), errors)
 
 
 def _write_locked(
