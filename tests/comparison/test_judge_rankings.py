@@ -435,3 +435,18 @@ def test_the_xlsx_download_opens_and_neutralises_a_formula_like_name(
         if row[header.index("system")] == "glicko2"
     ]
     assert all(isinstance(m, float) for m in means) and np.isfinite(means).all()
+
+
+def test_a_judge_ranking_without_a_human_one_is_shown_alone(
+    jw: JudgeWorld, personas: Personas
+) -> None:
+    run = jw.run()
+    source = f"judge:{run.pk}"
+    Ranking.objects.create(
+        source=source, result=rankings_compute(RankingParams(source=source, rounds=0))
+    )
+    page = _client(personas.admin).get(reverse("comparison_rankings"))
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert "No ranking of the experts for this criterion to compare with." in text
+    assert "— / #1" in text  # no experts' rank beside the judge's
