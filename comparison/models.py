@@ -8,7 +8,8 @@ from django.utils.translation import gettext_lazy as _
 from jobs.models import Job
 
 SOURCE_HUMAN = "human"
-# A judge's labels would be "judge:<config id>" (not computed yet; the field is ready for it).
+# A judge's labels: "judge:<pairwise JudgeRun id>" (a dataset.label_sources key; judging
+# registers the "judge" source).
 JUDGE_SOURCE_PREFIX = "judge:"
 # The criterion field's value for "every criterion, each ranked on its own".
 ALL_CRITERIA = "all"

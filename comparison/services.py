@@ -5,6 +5,10 @@
   the tie mapping explicit). Aggregates without a label (no consensus, or any other excluded
   reason) are left out and counted per reason; so is a pair of two answers of one model (it
   rates nothing and `lib.ratings` refuses a self-battle).
+- The *source* of the labels is the experts' majority ("human") or a registered label source
+  (`dataset.label_sources`: "judge:<run id>", a pairwise judge run's final labels, registered
+  by judging). A judge's triple without a final label ("no_majority") is left out and counted
+  the same way; the battles, the rating code and its parameters are the same for every source.
 - Battles keep the order of their triples (ids: the order the pairs were built in), which the
   online systems (Elo, Glicko-2) read; the bootstrap averages that order away (REPA §3.1).
 - `rankings_compute` fits each criterion on its own: Elo, Bradley–Terry and Glicko-2 on the
@@ -27,6 +31,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from comparison.models import ALL_CRITERIA, SOURCE_HUMAN, Ranking
+from dataset import label_sources
 from dataset.models import TripleAggregate
 from jobs.models import Job, JobKind, JobStatus
 from jobs.services import enqueue
@@ -45,6 +50,7 @@ from lib.ratings import (
 from material.models import LanguageModel
 from protocol.pairwise import Label, outcome
 from taxonomy.models import ComparisonCriterion
+from work.models import Triple, TripleKind
 
 Progress = Callable[..., None]
 SYSTEMS = ("elo", "bradley_terry", "glicko2")
@@ -112,8 +118,8 @@ class RankingParams:
 
     def check(self) -> None:
         """The ranges each system needs (the criterion's existence is asked of the database)."""
-        if self.source != SOURCE_HUMAN:
-            raise ParamsError("source", _("only the experts' labels (human) can be ranked yet"))
+        if self.source != SOURCE_HUMAN and label_sources.parse(self.source) is None:
+            raise ParamsError("source", _("unknown source of labels %(s)r") % {"s": self.source})
         for name in ("elo_k", "elo_scale", "glicko_rd", "glicko_volatility", "glicko_tau"):
             if getattr(self, name) <= 0:
                 raise ParamsError(name, _("must be positive"))
@@ -143,6 +149,17 @@ class RankingParams:
                 "criterion", _("no comparison criterion %(key)r") % {"key": self.criterion}
             )
         return [self.criterion]
+
+    def check_source(self) -> None:
+        """The source's run may be ranked now (a judge run that finished): asked of the
+        database, in the request, like the criterion."""
+        if self.source == SOURCE_HUMAN:
+            return
+        if self.source not in dict(label_sources.choices()):
+            raise ParamsError(
+                "source",
+                _("%(s)s is not a finished side-by-side judge run") % {"s": self.source},
+            )
 
     @property
     def elo(self) -> EloParams:
@@ -204,43 +221,27 @@ class CriterionBattles:
         return len(self.outcome)
 
 
-def battles_from_aggregates(
-    criterion_keys: Iterable[str] | None = None,
-    *,
-    both_good: float = 0.5,
-    both_bad: float = 0.5,
-) -> dict[str, CriterionBattles]:
-    """The battles of every criterion (or of the given keys), in criterion order.
-
-    One battle per pairwise TripleAggregate with a label: (model of answer A, model of answer
-    B, A's score by `protocol.pairwise.outcome` with the tie mapping). Left out and counted:
-    an excluded aggregate by its reason ("no_consensus"), one without a label ("no_label"), a
-    label that is not one of the four ("invalid_label"), a pair of one model ("same_model").
-    A requested key without aggregates is present with no battles.
-    """
-    keys = None if criterion_keys is None else list(criterion_keys)
+def _criterion_positions(keys: list[str] | None) -> dict[str, CriterionBattles]:
     criteria = ComparisonCriterion.objects.order_by("position", "key")
     if keys is not None:
         criteria = criteria.filter(key__in=keys)
     positions: dict[str, int] = {}
     for key, position in criteria.values_list("key", "position"):
         positions.setdefault(key, position)
-    result = {key: CriterionBattles(key, position) for key, position in positions.items()}
-    rows = TripleAggregate.objects.filter(triple__kind="pairwise")
-    if keys is not None:
-        rows = rows.filter(triple__comparison_criterion__key__in=keys)
+    return {key: CriterionBattles(key, position) for key, position in positions.items()}
+
+
+# (criterion key, label, excluded reason, model of A, model of B), in triple order.
+BattleRow = tuple[str, str, str, int, int]
+
+
+def _battles(
+    rows: Iterable[BattleRow], keys: list[str] | None, both_good: float, both_bad: float
+) -> dict[str, CriterionBattles]:
+    """The battles of the rows, each criterion's in row order; the rules of the module doc."""
+    result = _criterion_positions(keys)
     scores = {label: outcome(label, both_good=both_good, both_bad=both_bad) for label in Label}
-    for key, label, reason, model_a, model_b in (
-        rows.order_by("triple_id")
-        .values_list(
-            "triple__comparison_criterion__key",
-            "label",
-            "excluded_reason",
-            "triple__pair__answer_a__model_id",
-            "triple__pair__answer_b__model_id",
-        )
-        .iterator(chunk_size=5000)
-    ):
+    for key, label, reason, model_a, model_b in rows:
         battles = result.get(key)
         if battles is None:  # a key of a criterion set loaded meanwhile
             battles = result[key] = CriterionBattles(key, len(result))
@@ -257,6 +258,92 @@ def battles_from_aggregates(
             battles.model_b.append(model_b)
             battles.outcome.append(scores[Label(label)])
     return dict(sorted(result.items(), key=lambda kv: (kv[1].position, kv[0])))
+
+
+def battles_from_aggregates(
+    criterion_keys: Iterable[str] | None = None,
+    *,
+    both_good: float = 0.5,
+    both_bad: float = 0.5,
+) -> dict[str, CriterionBattles]:
+    """The battles of every criterion (or of the given keys), in criterion order.
+
+    One battle per pairwise TripleAggregate with a label: (model of answer A, model of answer
+    B, A's score by `protocol.pairwise.outcome` with the tie mapping). Left out and counted:
+    an excluded aggregate by its reason ("no_consensus"), one without a label ("no_label"), a
+    label that is not one of the four ("invalid_label"), a pair of one model ("same_model").
+    A requested key without aggregates is present with no battles.
+    """
+    keys = None if criterion_keys is None else list(criterion_keys)
+    rows = TripleAggregate.objects.filter(triple__kind=TripleKind.PAIRWISE)
+    if keys is not None:
+        rows = rows.filter(triple__comparison_criterion__key__in=keys)
+    values = (
+        rows.order_by("triple_id")
+        .values_list(
+            "triple__comparison_criterion__key",
+            "label",
+            "excluded_reason",
+            "triple__pair__answer_a__model_id",
+            "triple__pair__answer_b__model_id",
+        )
+        .iterator(chunk_size=5000)
+    )
+    return _battles(values, keys, both_good, both_bad)
+
+
+TRIPLE_CHUNK = 5000
+
+
+def battles_from_source(
+    source: str,
+    criterion_keys: Iterable[str] | None = None,
+    *,
+    both_good: float = 0.5,
+    both_bad: float = 0.5,
+) -> dict[str, CriterionBattles]:
+    """The battles of a label source: the experts' aggregates ("human") or a registered
+    source's labels (a judge run's final labels, `dataset.label_sources`), by the same rules;
+    a source's "no_majority" is left out and counted under that name. ParamsError("source")
+    when no registered source has that name."""
+    if source == SOURCE_HUMAN:
+        return battles_from_aggregates(criterion_keys, both_good=both_good, both_bad=both_bad)
+    labelled = label_sources.labels(source)
+    if labelled is None:
+        raise ParamsError("source", _("unknown source of labels %(s)r") % {"s": source})
+    keys = None if criterion_keys is None else list(criterion_keys)
+    return _battles(_source_rows(labelled, keys), keys, both_good, both_bad)
+
+
+def _source_rows(labelled: list[tuple[int, str]], keys: list[str] | None) -> Iterable[BattleRow]:
+    """The source's labels joined with their triples (criterion, the pair's models), in triple
+    order; a label of a triple that is gone or not pairwise is skipped (nothing to rate)."""
+    ordered = sorted(labelled)
+    for start in range(0, len(ordered), TRIPLE_CHUNK):
+        chunk = ordered[start : start + TRIPLE_CHUNK]
+        triples = Triple.objects.filter(
+            pk__in=[triple_id for triple_id, _label in chunk], kind=TripleKind.PAIRWISE
+        )
+        if keys is not None:
+            triples = triples.filter(comparison_criterion__key__in=keys)
+        info = {
+            pk: (key, model_a, model_b)
+            for pk, key, model_a, model_b in triples.values_list(
+                "pk",
+                "comparison_criterion__key",
+                "pair__answer_a__model_id",
+                "pair__answer_b__model_id",
+            )
+        }
+        for triple_id, label in chunk:
+            found = info.get(triple_id)
+            if found is None:
+                continue
+            key, model_a, model_b = found
+            if label == label_sources.NO_MAJORITY:
+                yield key, "", label_sources.NO_MAJORITY, model_a, model_b
+            else:
+                yield key, label, "", model_a, model_b
 
 
 # --------------------------------------------------------------------------- ratings
@@ -291,8 +378,11 @@ def rankings_compute(
     report = progress or (lambda *args: None)
     report(0, 3, "battles")
     if battles is None:
-        battles = battles_from_aggregates(
-            params.criterion_keys(), both_good=params.both_good, both_bad=params.both_bad
+        battles = battles_from_source(
+            params.source,
+            params.criterion_keys(),
+            both_good=params.both_good,
+            both_bad=params.both_bad,
         )
     model_ids = sorted({m for b in battles.values() for m in (*b.model_a, *b.model_b)})
     index = {model_id: i for i, model_id in enumerate(model_ids)}
@@ -411,6 +501,7 @@ def rankings_request(*, data: Mapping[str, Any], user: Any) -> tuple[Job, bool]:
     """
     params = RankingParams.from_dict(data)
     params.criterion_keys()  # an unknown criterion fails here, in the request
+    params.check_source()  # so does a judge run that is not (or no longer) finished
     active = (
         Job.objects.select_for_update()
         .filter(kind=JobKind.RANKINGS, status__in=(JobStatus.QUEUED, JobStatus.RUNNING))
@@ -443,3 +534,19 @@ def latest_job() -> Job | None:
 
 def latest_ranking(source: str = SOURCE_HUMAN) -> Ranking | None:
     return Ranking.objects.filter(source=source).order_by("-created_at", "-pk").first()
+
+
+def latest_judge_rankings() -> list[Ranking]:
+    """The latest ranking of each label source other than the experts' (judge runs), in
+    source order."""
+    # PostgreSQL's DISTINCT ON: one row per source, without reading every stored result.
+    return list(
+        Ranking.objects.exclude(source=SOURCE_HUMAN)
+        .order_by("source", "-created_at", "-pk")
+        .distinct("source")
+    )
+
+
+def source_names() -> dict[str, str]:
+    """Display name per source key: the experts', and each run a registered source lists."""
+    return {SOURCE_HUMAN: _("experts' majority labels"), **dict(label_sources.choices())}

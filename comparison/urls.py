@@ -11,4 +11,16 @@ urlpatterns = [
         views.rankings_recompute,
         name="comparison_rankings_recompute",
     ),
+    path(
+        "comparison/rankings/download.xlsx",
+        views.rankings_download,
+        {"fmt": "xlsx"},
+        name="comparison_rankings_xlsx",
+    ),
+    path(
+        "comparison/rankings/download.parquet.zip",
+        views.rankings_download,
+        {"fmt": "parquet"},
+        name="comparison_rankings_parquet",
+    ),
 ]

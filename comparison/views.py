@@ -1,5 +1,7 @@
-"""The rankings page (admins and supervisors who are not experts) and its recompute action
-(admins). The rankings are computed by a job and stored; the page shows the latest one."""
+"""The rankings page (admins and supervisors who are not experts), its recompute action
+(admins) and its downloads. The rankings are computed by a job and stored; the page shows the
+latest one of the experts' labels and, beside it, the latest one of each judge run's labels
+with their rank correlations (comparison.tables). The downloads are built in the request."""
 
 from __future__ import annotations
 
@@ -7,23 +9,29 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
-from comparison import services
+from comparison import services, tables
 from comparison.models import ALL_CRITERIA, Ranking
 from comparison.svg import Point, interval_svg
 from jobs.models import Job, JobStatus
 from panels.access import allowed, require
+from panels.models import Panel
 from taxonomy.models import ComparisonCriterion
 
 SYSTEM_NAMES = {
     "elo": "Elo",
     "bradley_terry": "Bradley–Terry",
     "glicko2": "Glicko-2",
+}
+CORRELATED_NAMES = {**SYSTEM_NAMES, tables.BORDA: "Borda"}
+DOWNLOADS = {
+    "xlsx": ("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet", "xlsx"),
+    "parquet": ("application/zip", "parquet.zip"),
 }
 # The form's fields beyond the criterion: (name, label), in RankingParams' terms.
 FORM_FIELDS = [
@@ -67,6 +75,61 @@ def _criterion_views(ranking: Ranking, names: dict[str, str]) -> list[dict[str, 
     return out
 
 
+def _judge_views(
+    human: Ranking | None, judges: list[Ranking], names: dict[str, str], criteria: dict[str, str]
+) -> list[dict[str, Any]]:
+    """Each judge ranking beside the experts': per criterion, every model's rank in each
+    system by the experts and by the judge, and the rank correlations."""
+    mine = tables.criteria_of(human) if human is not None else {}
+    out = []
+    for judge in judges:
+        correlations = {
+            item["key"]: item["systems"]
+            for item in (tables.rank_correlations(human, judge) if human is not None else [])
+        }
+        sections = []
+        for key, item in tables.criteria_of(judge).items():
+            ours = {m["model"]: m for m in mine.get(key, {}).get("models", [])}
+            rows = []
+            for model in item["models"]:
+                expert = ours.get(model["model"])
+                rows.append(
+                    {
+                        "name": model["name"],
+                        "ranks": [
+                            (
+                                expert[system]["rank"] if expert else None,
+                                model[system]["rank"],
+                            )
+                            for system in SYSTEM_NAMES
+                        ]
+                        + [(expert["borda_rank"] if expert else None, model["borda_rank"])],
+                    }
+                )
+            sections.append(
+                {
+                    "key": key,
+                    "name": criteria.get(key, key),
+                    "n_battles": item["n_battles"],
+                    "excluded": item.get("excluded") or {},
+                    "rows": rows,
+                    "correlations": [
+                        {**c, "title": CORRELATED_NAMES[c["system"]]}
+                        for c in correlations.get(key, [])
+                    ],
+                }
+            )
+        out.append(
+            {
+                "ranking": judge,
+                "name": names.get(judge.source, judge.source),
+                "excluded": sorted((judge.result.get("excluded") or {}).items()),
+                "criteria": sections,
+            }
+        )
+    return out
+
+
 def _page(
     request: HttpRequest,
     *,
@@ -84,11 +147,17 @@ def _page(
         return render(request, "comparison/rankings.html#progress", context)
     names = _criteria_names()
     ranking = services.latest_ranking()
+    judges = services.latest_judge_rankings()
+    sources = services.source_names()
     defaults = services.RankingParams().as_dict()
     shown = {**defaults, **(values or {})}
     context.update(
         {
             "ranking": ranking,
+            "judges": _judge_views(ranking, judges, sources, names),
+            "source_choices": list(sources.items()),
+            "source_value": shown["source"],
+            "system_titles": [*SYSTEM_NAMES.values(), "Borda"],
             "criteria": _criterion_views(ranking, names) if ranking else [],
             "excluded": sorted((ranking.result.get("excluded") or {}).items()) if ranking else [],
             "may_compute": allowed(request.user, "comparison.compute_rankings"),
@@ -113,7 +182,7 @@ def rankings_page(request: HttpRequest) -> HttpResponse:
 def rankings_recompute(request: HttpRequest) -> HttpResponse:
     """Queue a computation with the posted parameters (absent ones take their defaults)."""
     require(request.user, "comparison.compute_rankings")
-    names = {"criterion", *(name for name, _label in FORM_FIELDS)}
+    names = {"criterion", "source", *(name for name, _label in FORM_FIELDS)}
     data = {name: request.POST[name] for name in names if name in request.POST}
     try:
         _job, queued = services.rankings_request(data=data, user=request.user)
@@ -124,3 +193,27 @@ def rankings_recompute(request: HttpRequest) -> HttpResponse:
     else:
         messages.info(request, _("The rankings are already being computed."))
     return redirect("comparison_rankings")
+
+
+def _visible_panels(user: Any) -> list[Panel]:
+    return [
+        panel
+        for panel in Panel.objects.order_by("number")
+        if allowed(user, "comparison.view_panel_agreement", panel)
+    ]
+
+
+@login_required
+@require_GET
+def rankings_download(request: HttpRequest, fmt: str) -> HttpResponse:
+    """The latest rankings, rank correlations and the agreement of the panels the user may see,
+    as .xlsx or as a .zip of Parquet files (comparison.tables)."""
+    require(request.user, "comparison.view_rankings")
+    if fmt not in DOWNLOADS:
+        raise Http404
+    content_type, extension = DOWNLOADS[fmt]
+    data = tables.download_tables(_visible_panels(request.user))
+    body = tables.workbook_bytes(data) if fmt == "xlsx" else tables.parquet_zip_bytes(data)
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="model-rankings.{extension}"'
+    return response

@@ -32,3 +32,14 @@ class JudgingConfig(AppConfig):
                 aligned=export_columns.judge_columns_aligned,
             ),
         )
+
+        # The model rankings (comparison, beside judging) rank a pairwise run's final labels
+        # through this registry of dataset's.
+        from dataset import label_sources
+        from judging import selectors
+
+        label_sources.register(
+            "judge",
+            list_runs=selectors.finished_pairwise_runs,
+            labels=selectors.pairwise_judge_labels,
+        )

@@ -18,11 +18,15 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# Rank correlations have one home, lib.rankcorr (comparison uses them too and sits beside
+# judging); they are re-exported here, where the judge report's statistics are.
+from lib.rankcorr import kendall_tau_b, spearman
+
 # The mode and the verdict confidence are protocol rules (one home: protocol.verdict).
 from protocol.pairwise import outcome
 from protocol.verdict import mode, verdict_confidence
 
-__all__ = ["mode", "verdict_confidence"]
+__all__ = ["kendall_tau_b", "mode", "spearman", "verdict_confidence"]
 
 SUBSTITUTION_DRAWS = 100
 
@@ -38,7 +42,8 @@ def mae(pairs: Iterable[tuple[float, float | None]]) -> tuple[float | None, int]
 
 
 def ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks, ties sharing their average rank (what Spearman's rho needs)."""
+    """1-based ranks, ties sharing their average rank (a plain-Python reference of
+    lib.rankcorr.average_ranks)."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     out = [0.0] * len(values)
     i = 0
@@ -51,50 +56,6 @@ def ranks(values: Sequence[float]) -> list[float]:
             out[order[k]] = rank
         i = j + 1
     return out
-
-
-def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
-    n = len(x)
-    if n < 2 or n != len(y):
-        return None
-    mx, my = sum(x) / n, sum(y) / n
-    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
-    sxx = sum((a - mx) ** 2 for a in x)
-    syy = sum((b - my) ** 2 for b in y)
-    if sxx == 0 or syy == 0:
-        # A constant side has no ranking to agree with: undefined, not 0.
-        return None
-    return sxy / math.sqrt(sxx * syy)
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Spearman's rho with average ranks for ties (Pearson of the ranks)."""
-    return pearson(ranks(x), ranks(y))
-
-
-def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Kendall's tau-b (Kendall 1945): (C − D) / √((n0 − n1)(n0 − n2)) over the n0 = n(n−1)/2
-    pairs, C concordant, D discordant, n1 / n2 the pairs tied in x / in y (a pair tied in both
-    counts in neither C nor D). None where undefined: fewer than two pairs or a constant side.
-    Quadratic, meant for rankings of a few dozen models."""
-    n = len(x)
-    if n < 2 or n != len(y):
-        return None
-    concordant = discordant = tied_x = tied_y = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            dx, dy = x[i] - x[j], y[i] - y[j]
-            if dx == 0:
-                tied_x += 1
-            if dy == 0:
-                tied_y += 1
-            if dx * dy > 0:
-                concordant += 1
-            elif dx * dy < 0:
-                discordant += 1
-    pairs = n * (n - 1) // 2
-    denominator = math.sqrt((pairs - tied_x) * (pairs - tied_y))
-    return (concordant - discordant) / denominator if denominator else None
 
 
 def spearman_by(

@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from dataset import label_sources
 from judge_worker import JudgeItem, PairwiseExample, build_pairwise_prompt
 from judging.models import JudgeRun, PairwiseJudgeEstimate
 from protocol.pairwise import Label, majority, parse_judge_label, unanimous, unplace
@@ -29,8 +30,9 @@ from work.models import Estimate, EstimateStatus, Triple, TripleKind
 # The paper's three prompts (Figure 4), in the order it prints them.
 DEFAULT_TEMPLATES = ("repa_1", "repa_2", "repa_3")
 DEFAULT_SHOTS = 1
-# The final label of a triple whose templates reach no majority (explicit, never a label).
-NO_MAJORITY = "no_majority"
+# The final label of a triple whose templates reach no majority (explicit, never a label); the
+# rankings read it through dataset.label_sources, where the code lives.
+NO_MAJORITY = label_sources.NO_MAJORITY
 # REPA's gold items: all three annotators agree (§3.2, "consistent queries").
 GOLD_MIN_VOTES = 3
 

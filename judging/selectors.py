@@ -9,9 +9,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext as _
 
 from jobs.services import job_is_active
-from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun, RunKind
+from judging.models import JudgeConfig, JudgeEstimate, JudgeReport, JudgeRun, RunKind, RunStatus
 from judging.pairwise import final_labels
 from judging.report import report_fingerprint
 from panels.rules import is_admin
@@ -113,6 +114,21 @@ def pairwise_judge_labels(run_id: int) -> list[tuple[int, str]]:
     if run is None:
         return []
     return sorted(final_labels(run).items())
+
+
+def finished_pairwise_runs() -> list[tuple[int, str]]:
+    """(id, display name) of the pairwise runs that finished, newest first: the judge label
+    sources the model rankings may rank (dataset.label_sources, registered by the app)."""
+    runs = JudgeRun.objects.filter(kind=RunKind.PAIRWISE, status=RunStatus.DONE).select_related(
+        "config"
+    )
+    out = []
+    for run in runs.order_by("-created_at", "-pk"):
+        name = _("judge run %(pk)d: %(config)s") % {"pk": run.pk, "config": run.config}
+        if run.swapped:
+            name += " " + _("(swapped)")
+        out.append((run.pk, name))
+    return out
 
 
 @dataclass

@@ -327,7 +327,8 @@ def test_parameters_are_checked_by_name(world: World) -> None:
         ({"elo_k": "0"}, "elo_k"),
         ({"both_good": "2"}, "both_good"),
         ({"glicko_tau": "nan"}, "glicko_tau"),
-        ({"source": "judge:3"}, "source"),
+        ({"source": "robot:3"}, "source"),
+        ({"source": "judge:x"}, "source"),
         ({"iterations": "5"}, "iterations"),
     ]:
         with pytest.raises(ParamsError) as caught:

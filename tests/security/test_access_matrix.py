@@ -896,6 +896,17 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
     ),
+    # The downloads follow the page (the agreement inside: only the supervised panels').
+    "comparison_rankings_xlsx": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "comparison_rankings_parquet": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
     "my_exams": Row(
         None,
         GET=e(LOGIN, 200, 200, 403, 403, 403, 200, 200, 200, 403),
