@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Max
 from django.utils.translation import gettext as _
 
 from comparison.models import ALL_CRITERIA, SOURCE_HUMAN, Ranking
@@ -539,12 +540,15 @@ def latest_ranking(source: str = SOURCE_HUMAN) -> Ranking | None:
 def latest_judge_rankings() -> list[Ranking]:
     """The latest ranking of each label source other than the experts' (judge runs), in
     source order."""
-    # PostgreSQL's DISTINCT ON: one row per source, without reading every stored result.
-    return list(
+    # The newest id per source first (ids only), then those rows: portable (SQLite has no
+    # DISTINCT ON) and it still reads one stored result per source.
+    newest = (
         Ranking.objects.exclude(source=SOURCE_HUMAN)
-        .order_by("source", "-created_at", "-pk")
-        .distinct("source")
+        .values("source")
+        .annotate(last=Max("pk"))
+        .values_list("last", flat=True)
     )
+    return list(Ranking.objects.filter(pk__in=list(newest)).order_by("source"))
 
 
 def source_names() -> dict[str, str]:
