@@ -98,7 +98,7 @@ def mixed(personas: Personas, make_answer: Callable[..., Answer]) -> Mixed:
     repa_pair = AnswerPair.objects.create(instruction=query, answer_a=first, answer_b=second)
     comparison_criteria()
     # The pairs are placed first: the pointwise build then meets assignments of both kinds.
-    report = comparisons_build(panel_id=panel.pk, seed=7)
+    report = comparisons_build(panel_id=panel.pk, route=True, seed=7)
     assert report["assignments_created"] == 4, report
     assignments_build()
     data = Mixed(panel, experts, scored, shared_pair, repa_pair)
