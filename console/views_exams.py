@@ -292,6 +292,7 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
         except exam_services.ExamError as exc:
             form.add_error(None, str(exc))
     rows = exam_services.attempt_comparisons(attempt)
+    pair_rows = exam_services.attempt_pair_comparisons(attempt)
     show_all = request.GET.get("all") == "1"
     return render(
         request,
@@ -301,8 +302,11 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
             "exam": attempt.exam,
             "panel": attempt.exam.panel,
             "rows": rows if show_all else [r for r in rows if not r.match],
-            "n_rows": len(rows),
-            "n_mismatches": sum(1 for r in rows if not r.match),
+            "pair_rows": pair_rows if show_all else [r for r in pair_rows if not r.match],
+            "has_pairs": bool(pair_rows),
+            "n_rows": len(rows) + len(pair_rows),
+            "n_mismatches": sum(1 for r in rows if not r.match)
+            + sum(1 for r in pair_rows if not r.match),
             "show_all": show_all,
             "form": form,
         },

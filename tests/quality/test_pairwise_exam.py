@@ -283,6 +283,9 @@ def test_labels_as_if_unswapped_or_wrong_do_not_pass(
     assert attempt.n_matched < attempt.n_total
     assert attempt.passed is False
     assert not Membership.objects.get(expert=candidate, panel=personas.panel_a).qualified
+    # The supervisor sees each mismatched criterion with the reference, in pair orientation.
+    review = _client("sup_a").get(reverse("console_attempt", args=[attempt.pk])).content.decode()
+    assert review.count('class="mismatch"') == attempt.n_total - attempt.n_matched
 
 
 def test_a_mixed_exam_grades_scores_and_labels_together(
