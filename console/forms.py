@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from quality.exams import EXAM_SETTINGS_FIELDS
+from quality.exams import EXAM_SETTINGS_FIELDS, MAX_GOLD_PAIRS
 from quality.models import ControlSettings, Exam
 from taxonomy.models import CriterionGroup
 
@@ -63,6 +63,18 @@ class ControlSettingsForm(forms.ModelForm):
 
 class AnswerIdForm(forms.Form):
     answer = forms.CharField(label=_("Answer id or external id"), max_length=128)
+
+
+class GoldPairsForm(forms.Form):
+    n = forms.IntegerField(
+        label=_("Number of side-by-side pairs"), min_value=1, max_value=MAX_GOLD_PAIRS, initial=5
+    )
+    seed = forms.IntegerField(
+        label=_("Seed (optional: the same seed draws the same pairs)"),
+        required=False,
+        min_value=0,
+        max_value=2**63 - 1,
+    )
 
 
 class ImportForm(forms.Form):

@@ -42,6 +42,9 @@ urlpatterns = [
     path("console/exams/<int:pk>/", views_exams.exam_page, name="console_exam"),
     path("console/exams/<int:pk>/items/", views_exams.exam_item_add, name="console_exam_item_add"),
     path(
+        "console/exams/<int:pk>/pairs/", views_exams.exam_pairs_add, name="console_exam_pairs_add"
+    ),
+    path(
         "console/exams/<int:pk>/items/<int:answer_id>/remove/",
         views_exams.exam_item_remove,
         name="console_exam_item_remove",

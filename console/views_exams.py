@@ -17,14 +17,14 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console.forms import AnswerIdForm, ExamForm, ImportForm, OverrideForm
+from console.forms import AnswerIdForm, ExamForm, GoldPairsForm, ImportForm, OverrideForm
 from console.views import _panel
 from material.models import Answer
 from panels.access import get_object_for, require
 from panels.models import Expert
 from quality import exams as exam_services
 from quality import selectors as quality_selectors
-from quality.models import Exam, ExamAttempt, ReferenceScore
+from quality.models import Exam, ExamAttempt, ReferenceLabel, ReferenceScore
 from taxonomy.services import criteria_for
 from work.forms import parse_id, parse_score
 
@@ -77,13 +77,30 @@ def exams_page(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _exam_context(exam: Exam) -> dict[str, object]:
-    items = list(exam.items.select_related("answer__instruction__task").order_by("position", "pk"))
+    items = list(
+        exam.items.select_related(
+            "answer__instruction__task", "pair__instruction", "pair__answer_a", "pair__answer_b"
+        ).order_by("position", "pk")
+    )
     refs: dict[int, dict[int, ReferenceScore]] = {}
     for ref in ReferenceScore.objects.filter(item__exam=exam):
         refs.setdefault(ref.exam_item_id, {})[ref.criterion_id] = ref
+    labels: dict[int, list[ReferenceLabel]] = {}
+    for label in (
+        ReferenceLabel.objects.filter(item__exam=exam)
+        .select_related("comparison_criterion")
+        .order_by("comparison_criterion__position", "pk")
+    ):
+        labels.setdefault(label.item_id, []).append(label)
     blocks = []
+    pair_blocks = []
     criteria_cache: dict[tuple[int | None, int | None], list[object]] = {}
     for item in items:
+        if item.pair is not None:
+            # Side by side: its unanimous labels (in the pair's orientation) are the reference.
+            pair_blocks.append({"item": item, "labels": labels.get(item.pk, [])})
+            continue
+        assert item.answer is not None, "a pointwise item has its answer"
         instruction = item.answer.instruction
         key = (instruction.task_id, instruction.style_id)
         if key not in criteria_cache:
@@ -99,6 +116,7 @@ def _exam_context(exam: Exam) -> dict[str, object]:
         "exam": exam,
         "panel": exam.panel,
         "blocks": blocks,
+        "pair_blocks": pair_blocks,
         "versions": versions,
         "is_latest": latest is not None and latest.pk == exam.pk,
         "attempts": ExamAttempt.objects.filter(exam__lineage=exam.lineage)
@@ -122,7 +140,14 @@ def exam_page(request: HttpRequest, pk: int) -> HttpResponse:
             _("Saved (version %(v)d)."),
         )
     context = _exam_context(exam)
-    context.update({"form": form, "add_form": AnswerIdForm(), "import_form": ImportForm()})
+    context.update(
+        {
+            "form": form,
+            "add_form": AnswerIdForm(),
+            "import_form": ImportForm(),
+            "gold_form": GoldPairsForm(),
+        }
+    )
     return render(request, "console/exam.html", context)
 
 
@@ -147,6 +172,29 @@ def exam_item_add(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         exam,
         lambda: exam_services.exam_item_add(exam=exam, answer=answer, user=request.user)[0],
+    )
+
+
+@login_required
+@require_POST
+def exam_pairs_add(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add N side-by-side pairs of the panel's gold pool (unanimous on every criterion)."""
+    exam = _exam(request, pk)
+    form = GoldPairsForm(request.POST)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            for error in errors:
+                messages.error(request, f"{name}: {error}")
+        return redirect("console_exam", pk=exam.pk)
+    n = form.cleaned_data["n"]
+    seed = form.cleaned_data["seed"]
+    return _exam_change(
+        request,
+        exam,
+        lambda: exam_services.exam_pairs_add_from_gold(
+            exam=exam, n=n, seed=seed, user=request.user
+        )[0],
+        _("Side-by-side pairs added from the gold pool (version %(v)d)."),
     )
 
 
@@ -244,6 +292,7 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
         except exam_services.ExamError as exc:
             form.add_error(None, str(exc))
     rows = exam_services.attempt_comparisons(attempt)
+    pair_rows = exam_services.attempt_pair_comparisons(attempt)
     show_all = request.GET.get("all") == "1"
     return render(
         request,
@@ -253,8 +302,11 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
             "exam": attempt.exam,
             "panel": attempt.exam.panel,
             "rows": rows if show_all else [r for r in rows if not r.match],
-            "n_rows": len(rows),
-            "n_mismatches": sum(1 for r in rows if not r.match),
+            "pair_rows": pair_rows if show_all else [r for r in pair_rows if not r.match],
+            "has_pairs": bool(pair_rows),
+            "n_rows": len(rows) + len(pair_rows),
+            "n_mismatches": sum(1 for r in rows if not r.match)
+            + sum(1 for r in pair_rows if not r.match),
             "show_all": show_all,
             "form": form,
         },

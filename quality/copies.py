@@ -7,6 +7,7 @@ sees these answers and they never take real slots.
 
 from __future__ import annotations
 
+import random
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,9 +17,9 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from material.models import Answer
+from material.models import Answer, AnswerPair
 from panels.models import Expert, Panel
-from taxonomy.models import Criterion, Rubric
+from taxonomy.models import ComparisonCriterion, Criterion, Rubric
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -26,6 +27,7 @@ from work.models import (
     Estimate,
     ReservedAnswer,
     Triple,
+    TripleKind,
 )
 
 
@@ -80,6 +82,27 @@ def answers_copy(*, sources: Sequence[Any], purpose: str) -> list[Any]:
         ]
     )
     return copies
+
+
+def pairs_copy(*, sources: Sequence[AnswerPair], purpose: str) -> list[AnswerPair]:
+    """Frozen copies of pairs: both answers copied (listed as reserved), same instruction,
+    category and orientation, so a label of the copy means what it means on the source."""
+
+    answers = answers_copy(
+        sources=[a for p in sources for a in (p.answer_a, p.answer_b)], purpose=purpose
+    )
+    return AnswerPair.objects.bulk_create(
+        [
+            AnswerPair(
+                instruction_id=src.instruction_id,
+                answer_a_id=answers[2 * n].pk,
+                answer_b_id=answers[2 * n + 1].pk,
+                category=src.category,
+                source=f"{purpose} copy of pair {src.pk}",
+            )
+            for n, src in enumerate(sources)
+        ]
+    )
 
 
 @dataclass
@@ -140,6 +163,69 @@ def scoring_material_create(
             Estimate(
                 triple_id=t.pk,
                 assignment_id=by_answer[t.answer_id],
+                expert_id=expert.pk,
+                slot=1,
+            )
+            for t in triples
+        ]
+    )
+    return assignments
+
+
+def comparison_material_create(
+    *,
+    expert: Expert,
+    panel: Panel,
+    kind: str,
+    pairs: Sequence[AnswerPair],
+    criteria: Sequence[Sequence[ComparisonCriterion]],
+    rng: random.Random,
+) -> list[Assignment]:
+    """The side-by-side counterpart of `scoring_material_create`: per pair copy, pairwise
+    triples of overlap 1 (one per comparison criterion), one assignment with the placement drawn
+    from `rng` (as the work builder draws it) and the expert's slot-1 estimates."""
+
+    triples = [
+        Triple(
+            kind=TripleKind.PAIRWISE,
+            answer_id=pair.answer_a_id,
+            pair_id=pair.pk,
+            comparison_criterion=criterion,
+            group="",
+            panel_id=panel.pk,
+            required_overlap=1,
+            position=criterion.position,
+        )
+        for pair, pair_criteria in zip(pairs, criteria, strict=True)
+        for criterion in pair_criteria
+    ]
+    Triple.objects.bulk_create(triples)
+    deadline = (
+        timezone.now() + timedelta(hours=settings.POLLUX["ASSIGNMENT_RESERVATION_HOURS"])
+        if kind == AssignmentKind.CONTROL
+        else None
+    )
+    assignments = Assignment.objects.bulk_create(
+        [
+            Assignment(
+                expert_id=expert.pk,
+                answer_id=pair.answer_a_id,
+                pair_id=pair.pk,
+                panel_id=panel.pk,
+                kind=kind,
+                status=AssignmentStatus.ASSIGNED,
+                reserved_until=deadline,
+                swapped=rng.random() < 0.5,
+            )
+            for pair in pairs
+        ]
+    )
+    by_pair = {a.pair_id: a.pk for a in assignments}
+    Estimate.objects.bulk_create(
+        [
+            Estimate(
+                triple_id=t.pk,
+                assignment_id=by_pair[t.pair_id],
                 expert_id=expert.pk,
                 slot=1,
             )

@@ -6,7 +6,10 @@ answers (quality.copies); a graded attempt keeps its material, references and ru
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
+import secrets
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
@@ -16,27 +19,43 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from material.models import Answer
+from material.models import Answer, AnswerPair
 from material.readers import read_table
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
-from quality.copies import ScoringSpec, answers_copy, scoring_material_create
+from quality.copies import (
+    ScoringSpec,
+    answers_copy,
+    comparison_material_create,
+    pairs_copy,
+    scoring_material_create,
+)
 from quality.models import (
     Exam,
     ExamAttempt,
     ExamAttemptItem,
     ExamItem,
+    ReferenceLabel,
     ReferenceScore,
 )
-from taxonomy.models import Criterion, CriterionGroup
+from quality.pairwise import GoldItem, pairwise_gold_pool
+from taxonomy.models import ComparisonCriterion, Criterion, CriterionGroup
 from taxonomy.services import criteria_for
 from work import kinds
 from work.forms import parse_id, parse_score
-from work.models import Assignment, AssignmentStatus, Estimate, ReservedAnswer
+from work.models import (
+    Assignment,
+    AssignmentKind,
+    AssignmentStatus,
+    Estimate,
+    ReservedAnswer,
+    Triple,
+    TripleKind,
+)
 
 EXAM_SETTINGS_FIELDS = (
     "title",
@@ -101,7 +120,10 @@ def _exam_writable(exam: Exam, user: Any) -> Exam:
     old_items = list(latest.items.order_by("position", "pk"))
     # The frozen answer copies are shared: their text never changes.
     new_items = ExamItem.objects.bulk_create(
-        [ExamItem(exam=fresh, answer_id=i.answer_id, position=i.position) for i in old_items]
+        [
+            ExamItem(exam=fresh, answer_id=i.answer_id, pair_id=i.pair_id, position=i.position)
+            for i in old_items
+        ]
     )
     item_map = {old.pk: new.pk for old, new in zip(old_items, new_items, strict=True)}
     ReferenceScore.objects.bulk_create(
@@ -115,6 +137,18 @@ def _exam_writable(exam: Exam, user: Any) -> Exam:
                 comment=r.comment,
             )
             for r in ReferenceScore.objects.filter(item__exam=latest)
+        ]
+    )
+    ReferenceLabel.objects.bulk_create(
+        [
+            ReferenceLabel(
+                item_id=item_map[r.item_id],
+                comparison_criterion_id=r.comparison_criterion_id,
+                label=r.label,
+                comment=r.comment,
+                author_id=r.author_id,
+            )
+            for r in ReferenceLabel.objects.filter(item__exam=latest)
         ]
     )
     audit(
@@ -157,6 +191,82 @@ def exam_item_remove(*, exam: Exam, answer_id: int, user: Any = None) -> Exam:
     target = _exam_writable(exam, user)
     target.items.filter(answer_id=answer_id).delete()
     return target
+
+
+MAX_GOLD_PAIRS = 200
+GOLD_COMMENT = "unanimous 3/3"
+
+
+def gold_pairs(panel_id: int) -> dict[int, list[GoldItem]]:
+    """The panel's pairs whose every comparison criterion is unanimous, with their gold items.
+
+    A pair with one criterion in dispute is left out whole: an exam pair asks every criterion,
+    and a criterion without a reference would be a question nobody can be graded on.
+    """
+    by_pair: dict[int, list[GoldItem]] = defaultdict(list)
+    for gold in pairwise_gold_pool(panel_id):
+        if gold.triple.pair_id is not None:
+            by_pair[gold.triple.pair_id].append(gold)
+    n_triples = dict(
+        Triple.objects.filter(kind=TripleKind.PAIRWISE, pair_id__in=list(by_pair))
+        .values("pair_id")
+        .annotate(n=Count("id"))
+        .values_list("pair_id", "n")
+    )
+    return {pk: items for pk, items in by_pair.items() if len(items) == n_triples.get(pk)}
+
+
+@transaction.atomic
+def exam_pairs_add_from_gold(
+    *, exam: Exam, n: int, seed: int | None = None, user: Any = None
+) -> tuple[Exam, list[ExamItem]]:
+    """Add up to `n` side-by-side pairs of the exam's panel, drawn (with `seed`) from its gold
+    pool, as frozen copies with their unanimous labels as the references.
+
+    Pairs already in the exam are not drawn again; fewer than `n` left means all of them.
+    Returns the version written to and the new items.
+    """
+    if not 1 <= n <= MAX_GOLD_PAIRS:
+        raise ExamError(
+            _("n: the number of pairs must be between 1 and %(max)d.") % {"max": MAX_GOLD_PAIRS}
+        )
+    gold = gold_pairs(exam.panel_id)
+    pairs = {
+        p.pk: p
+        for p in AnswerPair.objects.filter(pk__in=list(gold)).select_related("answer_a", "answer_b")
+    }
+    taken = set(
+        exam.items.filter(pair__isnull=False).values_list(
+            "pair__answer_a__reserved__source_id", "pair__answer_b__reserved__source_id"
+        )
+    )
+    fresh = sorted(pk for pk, p in pairs.items() if (p.answer_a_id, p.answer_b_id) not in taken)
+    if not fresh:
+        raise ExamError(_("The panel's gold pool has no unanimous pairs left to add."))
+    seed = secrets.randbits(63) if seed is None else seed
+    # Reproducible from the seed, like the work builder's draws.
+    chosen = sorted(random.Random(seed).sample(fresh, min(n, len(fresh))))  # noqa: S311
+    target = _exam_writable(exam, user)
+    copies = pairs_copy(sources=[pairs[pk] for pk in chosen], purpose=ReservedAnswer.Purpose.EXAM)
+    start = target.items.count()
+    items = ExamItem.objects.bulk_create(
+        [ExamItem(exam=target, pair=copy, position=start + k) for k, copy in enumerate(copies)]
+    )
+    references = []
+    for item, pk in zip(items, chosen, strict=True):
+        for g in gold[pk]:
+            assert g.triple.comparison_criterion_id is not None, "gold is pairwise"
+            references.append(
+                ReferenceLabel(
+                    item=item,
+                    comparison_criterion_id=g.triple.comparison_criterion_id,
+                    label=g.label.value,
+                    comment=GOLD_COMMENT,
+                    author=None,
+                )
+            )
+    ReferenceLabel.objects.bulk_create(references)
+    return target, items
 
 
 @dataclass
@@ -372,7 +482,9 @@ def _exam_import_write(
         target = _exam_writable(exam, user)
         existing = {
             src: copy
-            for copy, src in target.items.values_list("answer_id", "answer__reserved__source_id")
+            for copy, src in target.items.filter(answer__isnull=False).values_list(
+                "answer_id", "answer__reserved__source_id"
+            )
         }
         missing = [a for a in {p[0].pk: p[0] for p in parsed}.values() if a.pk not in existing]
         if missing:
@@ -416,7 +528,10 @@ def exam_refusal(exam: Exam, expert: Expert, *, now: Any = None) -> str:
         return _("This exam is not open.")
     if not Membership.objects.filter(expert=expert, panel_id=exam.panel_id).exists():
         return _("You are not a candidate of this panel.")
-    if not ReferenceScore.objects.filter(item__exam=exam).exists():
+    if not (
+        ReferenceScore.objects.filter(item__exam=exam).exists()
+        or ReferenceLabel.objects.filter(item__exam=exam).exists()
+    ):
         return _("This exam has no questions yet.")
     attempts = list(
         ExamAttempt.objects.filter(expert=expert, exam__lineage=exam.lineage).order_by("-number")
@@ -437,8 +552,13 @@ def exam_refusal(exam: Exam, expert: Expert, *, now: Any = None) -> str:
 
 
 @transaction.atomic
-def exam_attempt_start(*, exam: Exam, expert: Expert) -> ExamAttempt:
-    """Start an attempt: fresh copies of every exam answer, assigned to the candidate."""
+def exam_attempt_start(*, exam: Exam, expert: Expert, seed: int | None = None) -> ExamAttempt:
+    """Start an attempt: fresh copies of every exam answer and pair, assigned to the candidate.
+
+    A pair item's placement (which answer is shown on the left) is drawn per attempt, from
+    `seed` when given (tests), else from the system's randomness: the candidate cannot learn
+    it from one attempt for the next.
+    """
 
     # The expert row lock serialises double clicks: two attempts cannot start at once.
     Expert.objects.select_for_update().get(pk=expert.pk)
@@ -447,15 +567,38 @@ def exam_attempt_start(*, exam: Exam, expert: Expert) -> ExamAttempt:
         raise ExamError(refusal)
     number = ExamAttempt.objects.filter(expert=expert, exam__lineage=exam.lineage).count() + 1
     attempt = ExamAttempt.objects.create(exam=exam, expert=expert, number=number)
-    items = list(exam.items.order_by("position", "pk"))
-    references = defaultdict(list)
+    references: dict[int, list[ReferenceScore]] = defaultdict(list)
     for ref in ReferenceScore.objects.filter(item__exam=exam).select_related("criterion", "rubric"):
-        references[ref.item_id].append(ref)
-    items = [i for i in items if references[i.pk]]
-    sources = list(Answer.objects.filter(pk__in=[i.answer_id for i in items]))
-    by_pk = {a.pk: a for a in sources}
+        references[ref.exam_item_id].append(ref)
+    labels: dict[int, list[ReferenceLabel]] = defaultdict(list)
+    for label in ReferenceLabel.objects.filter(item__exam=exam).select_related(
+        "comparison_criterion"
+    ):
+        labels[label.item_id].append(label)
+    items = [
+        i
+        for i in exam.items.order_by("position", "pk")
+        if (labels[i.pk] if i.is_pair else references[i.pk])
+    ]
+    # Placement is not a secret to guard cryptographically, only unknowable to the candidate.
+    rng = random.Random(seed) if seed is not None else secrets.SystemRandom()  # noqa: S311
+    # A run of one kind at a time, in the exam's order: the attempt's sequence (the page's
+    # "next", quality.selectors.exam_position) follows the assignments' ids.
+    for is_pair, run in itertools.groupby(items, key=lambda i: i.is_pair):
+        if is_pair:
+            _attempt_pairs_create(attempt, list(run), labels, rng)
+        else:
+            _attempt_answers_create(attempt, list(run), references)
+    return attempt
+
+
+def _attempt_answers_create(
+    attempt: ExamAttempt, items: list[ExamItem], references: dict[int, list[ReferenceScore]]
+) -> None:
+    sources = {a.pk: a for a in Answer.objects.filter(pk__in=[i.answer_id for i in items])}
     copies = answers_copy(
-        sources=[by_pk[i.answer_id] for i in items], purpose=ReservedAnswer.Purpose.EXAM
+        sources=[sources[i.answer_id] for i in items if i.answer_id is not None],
+        purpose=ReservedAnswer.Purpose.EXAM,
     )
     order = {g: n for n, g in enumerate(c.value for c in CriterionGroup)}
     specs = [
@@ -468,7 +611,11 @@ def exam_attempt_start(*, exam: Exam, expert: Expert) -> ExamAttempt:
         for i in items
     ]
     assignments = scoring_material_create(
-        expert=expert, panel=exam.panel, kind="exam", copies=copies, specs=specs
+        expert=attempt.expert,
+        panel=attempt.exam.panel,
+        kind=AssignmentKind.EXAM,
+        copies=copies,
+        specs=specs,
     )
     ExamAttemptItem.objects.bulk_create(
         [
@@ -476,7 +623,48 @@ def exam_attempt_start(*, exam: Exam, expert: Expert) -> ExamAttempt:
             for i, c, a in zip(items, copies, assignments, strict=True)
         ]
     )
-    return attempt
+
+
+def _attempt_pairs_create(
+    attempt: ExamAttempt,
+    items: list[ExamItem],
+    labels: dict[int, list[ReferenceLabel]],
+    rng: random.Random,
+) -> None:
+    """Pair items: fresh copies of the pair (both answers), one pairwise triple of overlap 1
+    per referenced comparison criterion, one exam assignment with its own placement."""
+    sources = {
+        p.pk: p
+        for p in AnswerPair.objects.filter(pk__in=[i.pair_id for i in items]).select_related(
+            "answer_a", "answer_b"
+        )
+    }
+    copies = pairs_copy(
+        sources=[sources[i.pair_id] for i in items if i.pair_id is not None],
+        purpose=ReservedAnswer.Purpose.EXAM,
+    )
+    criteria = [
+        [
+            r.comparison_criterion
+            for r in sorted(labels[i.pk], key=lambda r: (r.comparison_criterion.position, r.pk))
+        ]
+        for i in items
+    ]
+    assignments = comparison_material_create(
+        expert=attempt.expert,
+        panel=attempt.exam.panel,
+        kind=AssignmentKind.EXAM,
+        pairs=copies,
+        criteria=criteria,
+        rng=rng,
+    )
+    # The attempt item's answer is the copy's answer A, as a pairwise triple's answer is.
+    ExamAttemptItem.objects.bulk_create(
+        [
+            ExamAttemptItem(attempt=attempt, item=i, answer_id=c.answer_a_id, assignment=a)
+            for i, c, a in zip(items, copies, assignments, strict=True)
+        ]
+    )
 
 
 def exam_on_assignment_submitted(assignment_id: int) -> None:
@@ -550,7 +738,7 @@ def attempt_comparisons(attempt: ExamAttempt, *, tolerance: int | None = None) -
             Comparison(
                 item_id=ref.exam_item_id,
                 position=ref.exam_item.position,
-                answer_id=ref.exam_item.answer_id,
+                answer_id=ref.exam_item.scored_answer_id,
                 criterion=ref.criterion,
                 scale=scale,
                 ref_score=ref.score,
@@ -573,6 +761,65 @@ def attempt_comparisons(attempt: ExamAttempt, *, tolerance: int | None = None) -
     return rows
 
 
+@dataclass
+class PairComparison:
+    """One comparison criterion of one exam pair: the candidate's label next to the reference,
+    both in the pair's own orientation (never the side the candidate was shown)."""
+
+    item_id: int
+    position: int
+    pair_id: int
+    criterion: ComparisonCriterion
+    ref_label: str
+    ref_comment: str
+    label: str
+    comment: str
+    status: str
+    match: bool
+
+
+def attempt_pair_comparisons(attempt: ExamAttempt) -> list[PairComparison]:
+    """Every reference label of the attempt's exam version next to the candidate's label."""
+
+    links = dict(
+        ExamAttemptItem.objects.filter(attempt=attempt, item__pair__isnull=False).values_list(
+            "item_id", "assignment_id"
+        )
+    )
+    estimates = {
+        (e.assignment_id, e.triple.comparison_criterion_id): e
+        for e in Estimate.objects.filter(
+            assignment_id__in=list(links.values()), triple__kind=TripleKind.PAIRWISE
+        ).select_related("triple", "assignment")
+    }
+    gold_match = kinds.slot(kinds.PAIRWISE, "gold_match")
+    rows = []
+    for ref in (
+        ReferenceLabel.objects.filter(item__exam_id=attempt.exam_id)
+        .select_related("comparison_criterion", "item")
+        .order_by("item__position", "item_id", "comparison_criterion__position", "pk")
+    ):
+        assignment_id = links.get(ref.item_id)
+        est = estimates.get((assignment_id, ref.comparison_criterion_id)) if assignment_id else None
+        label = est.label if est is not None and est.status == "submitted" else ""
+        assert ref.item.pair_id is not None, "a reference label belongs to a pair item"
+        rows.append(
+            PairComparison(
+                item_id=ref.item_id,
+                position=ref.item.position,
+                pair_id=ref.item.pair_id,
+                criterion=ref.comparison_criterion,
+                ref_label=ref.label,
+                ref_comment=ref.comment,
+                label=label,
+                comment=est.assignment.comment if est is not None else "",
+                status=est.status if est is not None else "missing",
+                match=gold_match(ref_label=ref.label, label=label),
+            )
+        )
+    return rows
+
+
 @transaction.atomic
 def exam_attempt_grade(*, attempt_id: int) -> ExamAttempt:
     """Grade an attempt (once): matching coefficient, verdict, qualification on a pass."""
@@ -580,9 +827,11 @@ def exam_attempt_grade(*, attempt_id: int) -> ExamAttempt:
     attempt = ExamAttempt.objects.select_for_update().select_related("exam").get(pk=attempt_id)
     if attempt.graded:
         return attempt
-    rows = attempt_comparisons(attempt)
-    attempt.n_total = len(rows)
-    attempt.n_matched = sum(1 for r in rows if r.match)
+    matches = [r.match for r in attempt_comparisons(attempt)] + [
+        r.match for r in attempt_pair_comparisons(attempt)
+    ]
+    attempt.n_total = len(matches)
+    attempt.n_matched = sum(matches)
     attempt.coefficient = attempt.n_matched / attempt.n_total if attempt.n_total else 0.0
     # A tiny epsilon: 7/10 must pass a 0.7 threshold despite binary floating point.
     attempt.passed = attempt.coefficient + 1e-9 >= attempt.exam.pass_threshold

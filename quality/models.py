@@ -8,7 +8,8 @@ from django.utils.translation import gettext_lazy as _
 
 from material.models import Answer
 from panels.models import Expert, Panel
-from taxonomy.models import Criterion, Rubric
+from protocol.pairwise import Label
+from taxonomy.models import ComparisonCriterion, Criterion, Rubric
 
 
 class Exam(models.Model):
@@ -53,19 +54,53 @@ class Exam(models.Model):
 
 
 class ExamItem(models.Model):
+    """One question of an exam: an answer scored on its rubric criteria (pointwise), or a pair
+    of answers compared side by side (pairwise). Either is a frozen copy of its source, shared
+    by the exam's versions (its text never changes)."""
+
     exam = models.ForeignKey(Exam, on_delete=models.CASCADE, related_name="items")
-    # A frozen copy of the source answer (shared by versions: its text never changes).
-    answer = models.ForeignKey("material.Answer", on_delete=models.PROTECT, related_name="+")
+    answer = models.ForeignKey(
+        "material.Answer", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
+    # A frozen copy of a gold pair (both answers copied and listed as exam material).
+    pair = models.ForeignKey(
+        "material.AnswerPair", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         verbose_name = _("exam item")
         verbose_name_plural = _("exam items")
         ordering = ["exam", "position", "pk"]
-        constraints = [models.UniqueConstraint(fields=["exam", "answer"], name="exam_item_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["exam", "answer"], name="exam_item_unique"),
+            models.UniqueConstraint(
+                fields=["exam", "pair"],
+                condition=models.Q(pair__isnull=False),
+                name="exam_item_pair_unique",
+            ),
+            # Exactly one question: an answer or a pair.
+            models.CheckConstraint(
+                condition=models.Q(answer__isnull=False, pair__isnull=True)
+                | models.Q(answer__isnull=True, pair__isnull=False),
+                name="exam_item_answer_or_pair",
+            ),
+        ]
 
     def __str__(self) -> str:
+        if self.pair_id is not None:
+            return f"{self.exam_id}:pair {self.pair_id}"
         return f"{self.exam_id}:{self.answer_id}"
+
+    @property
+    def is_pair(self) -> bool:
+        return self.pair_id is not None
+
+    # A pointwise item always has its answer (`exam_item_answer_or_pair`): a typed accessor.
+    @property
+    def scored_answer_id(self) -> int:
+        assert self.answer_id is not None, "a side-by-side item has no single answer"
+        return self.answer_id
 
 
 class ReferenceScore(models.Model):
@@ -148,6 +183,51 @@ class ReferenceScore(models.Model):
     def exam_rubric(self) -> Rubric:
         assert self.rubric is not None, "not an exam reference"
         return self.rubric
+
+
+# In the pair's orientation: "A" is the pair's answer A, whatever side a candidate was shown.
+LABEL_CHOICES = [
+    (Label.A.value, _("A is better")),
+    (Label.B.value, _("B is better")),
+    (Label.BOTH_GOOD.value, _("Both are good")),
+    (Label.BOTH_BAD.value, _("Both are bad")),
+]
+
+
+class ReferenceLabel(models.Model):
+    """The reference label of a side-by-side exam item on one comparison criterion.
+
+    In the pair's own orientation (like `work.Estimate.label`), so the candidate's placement
+    never matters. A model of its own rather than more nullable columns on ReferenceScore:
+    ReferenceScore's criterion, rubric and score stay required for every row it holds, and the
+    control-item gold that shares it is untouched.
+    """
+
+    item = models.ForeignKey(ExamItem, on_delete=models.CASCADE, related_name="reference_labels")
+    comparison_criterion = models.ForeignKey(
+        ComparisonCriterion, on_delete=models.PROTECT, related_name="+"
+    )
+    label = models.CharField(max_length=10, choices=LABEL_CHOICES)
+    comment = models.TextField(blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+
+    class Meta:
+        verbose_name = _("reference label")
+        verbose_name_plural = _("reference labels")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "comparison_criterion"], name="exam_reference_label_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(label__in=[v.value for v in Label]),
+                name="exam_reference_label_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"reference label item {self.item_id}/{self.comparison_criterion_id}"
 
 
 class ExamAttempt(models.Model):

@@ -32,7 +32,7 @@ from panels.models import Membership
 from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP
 from protocol.pairwise import Label, unplace
 from taxonomy.services import comparison_criteria
-from work import kinds
+from work import hooks, kinds
 from work.assignments import BUILD_LOCK_ID, OPEN_STATUSES, assignment_release
 from work.models import (
     Assignment,
@@ -74,7 +74,8 @@ def comparison_triples_build(
             _("overlap: must be between %(lo)s and %(hi)s") % {"lo": MIN_OVERLAP, "hi": MAX_OVERLAP}
         )
     criteria = comparison_criteria()
-    pairs = AnswerPair.objects.all()
+    # Frozen copies (exam and control pairs: their answers are reserved) are never work.
+    pairs = AnswerPair.objects.exclude(answer_a__reserved__isnull=False)
     if pair_ids is not None:
         pairs = pairs.filter(pk__in=list(pair_ids))
     with transaction.atomic():
@@ -368,6 +369,12 @@ def comparison_submit(
     locked.save(
         update_fields=["status", "submitted_at", "comment", "submission_key", "time_spent_ms"]
     )
+    hook = hooks.on_submitted.get(locked.kind)
+    if hook is not None:
+        # As the pointwise submission does: an exam pair is graded (quality registers it) once
+        # the submission is durable.
+        pk = locked.pk
+        transaction.on_commit(lambda: hook(pk))
     return ComparisonResult(ok=True, kind=locked.kind)
 
 
@@ -381,6 +388,9 @@ def comparison_refuse(*, assignment: Assignment, reason: str = "refused") -> Non
             raise ScoringClosed(reason_closed)
         if locked.status == AssignmentStatus.SUBMITTED:
             raise ScoringClosed(_("This pair is already submitted."))
+        if locked.kind == AssignmentKind.EXAM:
+            # A released exam item would leave its attempt open for ever (never graded).
+            raise ScoringClosed(_("An exam pair cannot be refused."))
         assignment_release(assignment=locked, reason=reason)
 
 

@@ -10,7 +10,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -18,7 +17,7 @@ from material.markdown import pygments_css
 from panels.access import check_object, require
 from panels.models import Expert
 from protocol.rationale import RationaleRule
-from work import hooks, selectors, services, views_compare
+from work import selectors, services, views_compare
 from work.forms import items_from_post, parse_id, time_total
 from work.models import Assignment, AssignmentStatus, Estimate
 
@@ -135,22 +134,9 @@ def queue_next(request: HttpRequest) -> HttpResponse:
     return redirect("assignment", pk=nxt)
 
 
-def _position(assignment_id: int, kind: str) -> hooks.SequencePosition | None:
-    """The assignment's place in its sequence (an exam attempt: quality registers it)."""
-    find = hooks.position.get(kind)
-    return find(assignment_id) if find is not None else None
-
-
-def _next_url(assignment_id: int, exam: hooks.SequencePosition | None) -> str:
-    """Where "submit and open the next answer" goes: within an exam, only its own items.
-
-    The exam's continue page picks the next unanswered item of the same attempt, and after the
-    last one shows the candidate their result (console.views_exams.attempt_continue); regular
-    work goes through the queue, which never opens exam items.
-    """
-    if exam is not None:
-        return exam.continue_url(after=assignment_id)
-    return reverse("queue_next") + f"?after={assignment_id}"
+# One home for the sequence rule of both pages (scores and side by side).
+_position = views_compare.sequence_position
+_next_url = views_compare.next_url
 
 
 def _render_assignment(

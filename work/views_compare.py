@@ -21,7 +21,7 @@ from material.markdown import pygments_css
 from panels.access import check_object
 from protocol.pairwise import Label
 from taxonomy.models import ComparisonCriterion
-from work import comparisons, kinds, services
+from work import comparisons, hooks, kinds, services
 from work.forms import time_total
 from work.models import Assignment, AssignmentStatus
 
@@ -36,6 +36,22 @@ def _option_texts() -> dict[str, str]:
         Label.BOTH_GOOD: _("Both are good"),
         Label.BOTH_BAD: _("Both are bad"),
     }
+
+
+def sequence_position(assignment_id: int, kind: str) -> hooks.SequencePosition | None:
+    """The assignment's place in its sequence (an exam attempt: quality registers it)."""
+    find = hooks.position.get(kind)
+    return find(assignment_id) if find is not None else None
+
+
+def next_url(assignment_id: int, exam: hooks.SequencePosition | None) -> str:
+    """Where "save and open the next item" goes, for both pages: within an exam, only its own
+    items (the exam's continue page picks the next unanswered item of the same attempt and
+    after the last one shows the result: console.views_exams.attempt_continue); regular work
+    goes through the queue, which never opens exam items."""
+    if exam is not None:
+        return exam.continue_url(after=assignment_id)
+    return reverse("queue_next") + f"?after={assignment_id}"
 
 
 def pair_assignment(request: HttpRequest, pk: int) -> Assignment:
@@ -95,6 +111,7 @@ def compare_page(
             {"value": option.value, "text": texts[option], "key": n}
             for n, option in enumerate(OPTIONS, start=1)
         ]
+    exam = sequence_position(assignment.pk, assignment.kind)
     criteria = ComparisonCriterion.objects.filter(
         pk__in=assignment.estimates.values("triple__comparison_criterion")
     )
@@ -111,7 +128,10 @@ def compare_page(
         "closed_reason": closed_reason,
         "editable": assignment.status != AssignmentStatus.RELEASED and not assignment.locked,
         "pygments_css": pygments_css(),
-        "back_url": _previous_url(assignment),
+        "back_url": "" if exam is not None else _previous_url(assignment),
+        "exam": exam,
+        # An exam item is skipped within its attempt, never into the regular queue.
+        "skip_url": next_url(assignment.pk, exam),
     }
     return render(request, "work/compare.html", context, status=status)
 
@@ -173,7 +193,7 @@ def compare_submit(request: HttpRequest, pk: int) -> HttpResponse:
     messages.success(request, _("Comparison saved."))
     if request.POST.get("then") == "stay":
         return redirect("assignment", pk=pk)
-    return redirect(f"{reverse('queue_next')}?after={pk}")
+    return redirect(next_url(pk, sequence_position(pk, result.kind)))
 
 
 @login_required

@@ -78,7 +78,7 @@ def _exam(
     copies = []
     for answer in answers:
         exam, item = exam_item_add(exam=exam, answer=answer, user=sup)
-        copies.append(item.answer_id)
+        copies.append(item.scored_answer_id)
     return exam_references_set(
         exam=exam,
         rows=[
@@ -261,7 +261,7 @@ def test_changing_a_taken_exam_makes_a_new_version_and_keeps_the_graded_attempt(
     assert copy_a is not None
     v2 = exam_references_set(
         exam=exam,
-        rows=[ReferenceInput(answer_id=copy_a.answer_id, criterion_id=c["a"].pk, score=1)],
+        rows=[ReferenceInput(answer_id=copy_a.scored_answer_id, criterion_id=c["a"].pk, score=1)],
         user=personas.supervisor_a,
     )
     assert v2.pk != exam.pk and v2.version == 2 and v2.lineage == exam.lineage

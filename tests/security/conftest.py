@@ -114,13 +114,13 @@ def _answer(task: Task, n: int, model: str, style_key: str | None = None) -> Ans
 def _exam_of(panel: Panel, sup: User, source: Answer, expert: Expert) -> tuple[Exam, ExamItem, Any]:
     exam = exam_create(panel=panel, title=f"Экзамен {panel.key}", user=sup, is_active=True)
     exam, item = exam_item_add(exam=exam, answer=source, user=sup)
-    criterion = next(c for c in criteria_for(item.answer.instruction) if c.rubric is not None)
+    criterion = next(c for c in criteria_for(source.instruction) if c.rubric is not None)
     assert criterion.rubric is not None
     exam = exam_references_set(
         exam=exam,
         rows=[
             ReferenceInput(
-                answer_id=item.answer_id,
+                answer_id=item.scored_answer_id,
                 criterion_id=criterion.pk,
                 score=criterion.rubric.values[0],
                 is_na=False,

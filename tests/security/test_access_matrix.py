@@ -225,6 +225,10 @@ def EXAM_ITEM_ADD(w: World, s: Side) -> dict[str, Any]:
     return {"answer": str(s.answer.pk)}
 
 
+def EXAM_PAIRS_ADD(w: World, s: Side) -> dict[str, Any]:
+    return {"n": "1", "seed": "1"}
+
+
 def EXAM_REFERENCES(w: World, s: Side) -> dict[str, Any]:
     ref = s.exam_item.references.select_related("rubric").get()
     return {
@@ -236,6 +240,7 @@ def EXAM_REFERENCES(w: World, s: Side) -> dict[str, Any]:
 
 def EXAM_IMPORT(w: World, s: Side) -> dict[str, Any]:
     ref = s.exam_item.references.select_related("criterion").get()
+    assert s.exam_item.answer is not None, "the world's exam item is an answer"
     source = s.exam_item.answer.reserved.source_id
     csv = f"answer,criterion,score,comment\n{source},{ref.criterion.key},0,Импорт\n"
     return {"file": SimpleUploadedFile("refs.csv", csv.encode(), content_type="text/csv")}
@@ -719,6 +724,24 @@ ACCESS: dict[str, Row] = {
     "console_exam_item_add": Row(
         EXAM,
         data=EXAM_ITEM_ADD,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
+    ),
+    # No gold pool in this world: an allowed persona is sent back to the exam with the reason.
+    "console_exam_pairs_add": Row(
+        EXAM,
+        data=EXAM_PAIRS_ADD,
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(
             LOGIN,

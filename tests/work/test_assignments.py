@@ -505,7 +505,7 @@ def test_estimate_copies_stay_equal_to_their_source(
     criterion = next(c for c in criteria_for(answers[0].instruction) if c.rubric)
     exam = exam_references_set(
         exam=exam,
-        rows=[ReferenceInput(answer_id=item.answer_id, criterion_id=criterion.pk, score=0)],
+        rows=[ReferenceInput(answer_id=item.scored_answer_id, criterion_id=criterion.pk, score=0)],
         user=personas.supervisor_a,
     )
     exam_attempt_start(exam=exam, expert=candidate)
