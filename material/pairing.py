@@ -87,7 +87,11 @@ def pairs_make(
     notify(0, force=True)
     with transaction.atomic():
         advisory_lock()
-        answers = Answer.objects.order_by("instruction_id", "model_id", "pk")
+        # Exam and control copies (work.ReservedAnswer, reached by its reverse name; material
+        # imports nothing of work) are frozen material, never paired as work.
+        answers = Answer.objects.filter(reserved__isnull=True).order_by(
+            "instruction_id", "model_id", "pk"
+        )
         if instruction_ids is not None:
             answers = answers.filter(instruction_id__in=list(instruction_ids))
         # instruction -> {model: its earliest answer}
