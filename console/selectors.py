@@ -25,7 +25,16 @@ from quality.selectors import Agreement
 from taxonomy.models import GROUP_ORDER, ComparisonCriterion, Criterion, CriterionGroup, Task
 from work import kinds
 from work.forms import parse_score
-from work.models import Assignment, Estimate, EstimateStatus, ReservedAnswer, Triple, TripleKind
+from work.models import (
+    Assignment,
+    Estimate,
+    EstimateStatus,
+    Flag,
+    FlagKind,
+    ReservedAnswer,
+    Triple,
+    TripleKind,
+)
 from work.selectors import blind_answer_ids
 
 # The raw SQL below names tables by their models, so renaming one (Meta.db_table) cannot leave
@@ -321,6 +330,16 @@ def expert_rows(
     standings = {
         s.expert_id: s for s in ControlStanding.objects.filter(panel=panel, expert_id__in=ids)
     }
+    # Skips and broken-item flags of the panel's answers (work.flags), open and resolved.
+    flag_counts = {
+        row["expert_id"]: row
+        for row in Flag.objects.filter(expert_id__in=ids, assignment__panel=panel)
+        .values("expert_id")
+        .annotate(
+            skips=Count("id", filter=Q(kind=FlagKind.SKIP)),
+            flags=Count("id", filter=Q(kind=FlagKind.BROKEN)),
+        )
+    }
     if agreement is None:
         agreement = panel_agreement(panel, ids)
     rows = []
@@ -340,6 +359,8 @@ def expert_rows(
                 "done": c.get("done", 0),
                 "last": c.get("last"),
                 "standing": standings.get(m.expert_id),
+                "skips": flag_counts.get(m.expert_id, {}).get("skips", 0),
+                "flags": flag_counts.get(m.expert_id, {}).get("flags", 0),
                 "agreement": agreement.get(m.expert_id, {}),
                 "status": status,
             }

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from console import views, views_exams
+from console import views, views_exams, views_flags
 
 urlpatterns = [
     path("console/", views.console, name="console"),
@@ -36,6 +36,12 @@ urlpatterns = [
         "console/panels/<int:pk>/control/answers/<int:answer_id>/references/",
         views.control_references,
         name="console_control_references",
+    ),
+    path("console/panels/<int:pk>/flags/", views_flags.flags_page, name="console_flags"),
+    path(
+        "console/panels/<int:pk>/flags/<int:flag_id>/resolve/",
+        views_flags.flag_resolve,
+        name="console_flag_resolve",
     ),
     path("console/panels/<int:pk>/exams/", views_exams.exams_page, name="console_exams"),
     path("console/jobs/<int:job_id>/", views.job_status, name="console_job"),

@@ -32,6 +32,7 @@ from work.models import (
     AssignmentStatus,
     Estimate,
     EstimateStatus,
+    Flag,
     Triple,
     TripleKind,
 )
@@ -276,6 +277,16 @@ def _fill_slots(
     released_by: dict[tuple[int, int], set[int]] = defaultdict(set)  # (answer, panel) -> experts
     for expert_id, answer_id, panel_id in released:
         released_by[(answer_id, panel_id)].add(expert_id)
+    # Who skipped or flagged an answer (work.flags) never gets it back, even when nobody else
+    # is left: unlike an expired reservation, that expert said he will not score it.
+    refused_by: dict[tuple[int, int], set[int]] = defaultdict(set)  # (answer, panel) -> experts
+    flags = Flag.objects.filter(assignment__kind=AssignmentKind.WORK, assignment__pair__isnull=True)
+    if answer_ids is not None:
+        flags = flags.filter(assignment__answer_id__in=answer_ids)
+    for expert_id, answer_id, panel_id in flags.values_list(
+        "expert_id", "assignment__answer_id", "assignment__panel_id"
+    ):
+        refused_by[(answer_id, panel_id)].add(expert_id)
 
     eligible = _eligible_experts()
     load: dict[int, int] = defaultdict(int)
@@ -328,6 +339,7 @@ def _fill_slots(
                 taken_here = existing_assignments[(answer_id, here)]
                 on_answer = experts_on_answer[answer_id]
                 gone = released_by[(answer_id, here)]
+                refused = refused_by.get((answer_id, here), set())
                 # Who abandoned this answer goes last; then fresh eyes (experts not yet on this
                 # answer for another panel); then the least loaded. Decorated tuples sort without
                 # a key call per candidate: this loop runs for every (answer, panel) at POLLUX
@@ -335,7 +347,7 @@ def _fill_slots(
                 ranked = sorted(
                     (e in gone, e in on_answer, load[e], e, groups)
                     for e, groups in eligible.get(here, [])
-                    if e not in taken_here
+                    if e not in taken_here and e not in refused
                 )
                 candidates = [(e, groups) for _g, _s, _l, e, groups in ranked]
                 own_ids = {it[0] for it in own}

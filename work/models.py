@@ -322,3 +322,54 @@ class ReservedAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.purpose} copy {self.answer_id}"
+
+
+class FlagKind(models.TextChoices):
+    SKIP = "skip", _("skipped")
+    BROKEN = "broken", _("flagged as broken")
+
+
+class FlagReason(models.TextChoices):
+    GARBLED = "garbled", _("garbled answer")
+    WRONG_TASK = "wrong_task", _("wrong task")
+    OFFENSIVE = "offensive", _("offensive content beyond the task")
+    OTHER = "other", _("other")
+
+
+class FlagResolution(models.TextChoices):
+    FIXED = "fixed", _("fixed")
+    IGNORED = "ignored", _("ignored")
+
+
+class Flag(models.Model):
+    """An expert skipped an answer or flagged it as broken: a supervisor's queue item.
+
+    Either kind released the expert's assignment (work.flags.assignment_flag); the builder never
+    gives that (answer, panel) back to the same expert (work.assignments._fill_slots).
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="flags")
+    # A copy of assignment.expert_id, for the per-expert counts of the console.
+    expert = models.ForeignKey(Expert, on_delete=models.CASCADE, related_name="flags")
+    kind = models.CharField(max_length=8, choices=FlagKind.choices)
+    reason = models.CharField(max_length=16, choices=FlagReason.choices)
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolution = models.CharField(max_length=8, choices=FlagResolution.choices, blank=True)
+    resolution_note = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name = _("flag")
+        verbose_name_plural = _("flags")
+        indexes = [models.Index(fields=["resolved_at", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.assignment_id}"

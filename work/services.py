@@ -70,6 +70,8 @@ def _extend_reservation(assignment: Assignment) -> None:
 def closed_reason(assignment: Assignment) -> str:
     """Why the assignment cannot be changed any more ("" while it is open)."""
     if assignment.status == AssignmentStatus.RELEASED:
+        if (assignment.drafts_backup or {}).get("_reason") in ("skipped", "flagged"):
+            return _("You skipped this answer: it goes to another expert.")
         return _(
             "Your reservation of this answer expired and it went back to the pool. "
             "Your text is kept below; copy it if you need it."

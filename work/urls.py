@@ -13,6 +13,7 @@ urlpatterns = [
     path("queue/next/", views.queue_next, name="queue_next"),
     path("assignments/<int:pk>/", views.assignment_page, name="assignment"),
     path("assignments/<int:pk>/draft/", views.assignment_draft, name="assignment_draft"),
+    path("assignments/<int:pk>/flag/", views.assignment_flag, name="assignment_flag"),
     path("assignments/<int:pk>/compare/", views_compare.compare_submit, name="compare_submit"),
     path("assignments/<int:pk>/compare/draft/", views_compare.compare_draft, name="compare_draft"),
     path(

@@ -17,9 +17,16 @@ from material.markdown import pygments_css
 from panels.access import check_object, require
 from panels.models import Expert
 from protocol.rationale import RationaleRule
-from work import selectors, services, views_compare
+from work import flags, selectors, services, views_compare
 from work.forms import items_from_post, parse_id, time_total
-from work.models import Assignment, AssignmentStatus, Estimate
+from work.models import (
+    Assignment,
+    AssignmentKind,
+    AssignmentStatus,
+    Estimate,
+    FlagKind,
+    FlagReason,
+)
 
 
 def _expert_or_403(request: HttpRequest) -> Expert:
@@ -36,6 +43,7 @@ _PAGE_FIELDS = (
     "locked",
     "pair",
     "drafts_backup",
+    "reserved_until",
     "expert",
     "kind",
     "panel__number",
@@ -139,6 +147,23 @@ _position = views_compare.sequence_position
 _next_url = views_compare.next_url
 
 
+def _progress_done(rows: list[dict[str, Any]]) -> int:
+    """How many criteria have a score or N/A; after a critical violation the skipped rest
+    counts as done (static/js/scoring.js recounts the same way as scores are chosen)."""
+    stop = any(
+        r["group"] == "critical"
+        and r["score"] is not None
+        and not r["is_na"]
+        and str(r["score"]) == r["top"]
+        for r in rows
+    )
+    return sum(
+        1
+        for r in rows
+        if r["score"] is not None or r["is_na"] or (stop and r["group"] != "critical")
+    )
+
+
 def _render_assignment(
     request: HttpRequest,
     assignment: Assignment,
@@ -148,14 +173,21 @@ def _render_assignment(
     form_errors: list[str] | None = None,
     closed_reason: str = "",
     status: int = 200,
+    flag_form: Mapping[str, str] | None = None,
 ) -> HttpResponse:
     instruction = assignment.answer.instruction
     exam = _position(assignment.pk, assignment.kind)
+    rows = selectors.scoring_rows(assignment, posted, errors)
     context = {
         "assignment": assignment,
         "instruction": instruction,
         "answer_text": assignment.answer.text,
-        "rows": selectors.scoring_rows(assignment, posted, errors),
+        "rows": rows,
+        "progress_done": _progress_done(rows),
+        # Skip and flag: open rubric work only (not an exam item, not a side-by-side pair).
+        "can_skip": assignment.kind != AssignmentKind.EXAM and assignment.pair_id is None,
+        "flag_reasons": FlagReason.choices,
+        "flag_form": flag_form or {},
         "form_errors": form_errors or [],
         "closed_reason": closed_reason,
         "editable": assignment.status != AssignmentStatus.RELEASED and not assignment.locked,
@@ -258,3 +290,41 @@ def assignment_draft(request: HttpRequest, pk: int) -> HttpResponse:
             status=422,
         )
     return HttpResponse(_("Draft saved"))
+
+
+@login_required
+@require_POST
+def assignment_flag(request: HttpRequest, pk: int) -> HttpResponse:
+    """Skip the answer (with a reason) or flag it as broken: either releases it for this expert."""
+    assignment = _own_assignment(request, pk)
+    fields = {
+        "kind": request.POST.get("kind", ""),
+        "reason": request.POST.get("reason", ""),
+        "comment": request.POST.get("comment", ""),
+    }
+    if services.assignment_paused(assignment):
+        return _render_assignment(
+            request,
+            assignment,
+            form_errors=[_("Your work in this panel is paused by its supervisor.")],
+            status=409,
+        )
+    try:
+        flag = flags.assignment_flag(assignment_id=assignment.pk, **fields)
+    except flags.FlagRefused as exc:
+        return _render_assignment(
+            request,
+            assignment,
+            form_errors=[f"{exc.field}: {exc}"],
+            flag_form=fields,
+            status=400,
+        )
+    except services.ScoringClosed as exc:
+        return _render_assignment(
+            request, assignment, form_errors=[str(exc)], flag_form=fields, status=409
+        )
+    if flag.kind == FlagKind.SKIP:
+        messages.info(request, _("Answer skipped: it goes to another expert."))
+    else:
+        messages.info(request, _("Thank you: the supervisor will look at this answer."))
+    return redirect(_next_url(pk, None))

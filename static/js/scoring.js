@@ -5,6 +5,13 @@
   const form = document.getElementById("scoring-form");
   if (!form) return;
   const readonly = form.dataset.readonly === "1";
+  // The columns beside each other end at the viewport's bottom (static/css/app.css).
+  const layout = document.querySelector(".scoring-layout");
+  function fitLayout() {
+    if (layout) layout.style.setProperty("--layout-top", (layout.getBoundingClientRect().top + window.scrollY) + "px");
+  }
+  fitLayout();
+  window.addEventListener("resize", fitLayout);
   const blocks = Array.from(form.querySelectorAll("fieldset.criterion"));
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
   const keyInput = form.querySelector("input[name=submission_key]");
@@ -49,6 +56,15 @@
   function markSkipped() {
     const stop = criticalStop();
     blocks.forEach((b) => { if (b.dataset.group !== "critical") b.classList.toggle("skipped", stop); });
+    updateProgress(stop);
+  }
+  // "4 of 8 criteria": scored or N/A, and after a critical violation the skipped rest (the
+  // server counts the same way for the first render: work.views._progress_done).
+  const progressDone = document.getElementById("progress-done");
+  function updateProgress(stop) {
+    if (!progressDone) return;
+    const done = blocks.filter((b) => chosen(b) !== "" || (stop && b.dataset.group !== "critical")).length;
+    progressDone.textContent = String(done);
   }
   function check(block) {
     // Which score is best (a one-word rationale allowed) is the criterion's: 0 on critical gates.
@@ -101,7 +117,8 @@
   }
 
   document.addEventListener("keydown", (e) => {
-    const typing = e.target.closest && e.target.closest("textarea, input[type=text]");
+    if (e.target.closest && e.target.closest("#flag-form")) return;  // the skip/flag form's own fields
+    const typing = e.target.closest && e.target.closest("textarea, input[type=text], select");
     if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); form.requestSubmit(document.getElementById("submit-scores")); return; }
     // Alt+arrows leave the text field, so the next digit picks a score.
     if (e.altKey && (e.key === "ArrowDown" || e.key === "ArrowUp")) { e.preventDefault(); if (typing) e.target.blur(); activate(active + (e.key === "ArrowDown" ? 1 : -1), false); return; }

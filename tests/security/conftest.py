@@ -37,7 +37,7 @@ from taxonomy.services import criteria_for
 from tests.conftest import Personas, make_expert, make_user, rubric_of
 from work.assignments import assignments_build
 from work.comparisons import comparisons_build
-from work.models import Assignment
+from work.models import Assignment, Flag
 from work.services import ScoreInput, assignment_submit
 
 
@@ -73,6 +73,9 @@ class Side:
     judge_run: Any = None
     # The expert's side-by-side work: a pair of two models' answers (work.comparisons).
     pair_assignment: Any = None
+    # An open broken-item flag of the expert's assignment (work.flags; not released here, so
+    # the assignment's own routes stay open).
+    flag: Any = None
 
 
 @dataclass
@@ -201,6 +204,9 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
             attempt = exam_attempt_start(exam=exam, expert=candidate)
         sides[key] = Side(panel, expert, sup, answer, assignment, job, exam, item, attempt)
         sides[key].pair_assignment = _pair_assignment_of(panel, expert, key)
+        sides[key].flag = Flag.objects.create(
+            assignment=assignment, expert=expert, kind="broken", reason="garbled"
+        )
     world = World(personas=personas, a=sides["A"], b=sides["B"])
     # The combined personas join after A's and B's work was handed out (the plain experts keep
     # theirs); they get work on an answer routed to both panels.

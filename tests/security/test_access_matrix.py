@@ -125,6 +125,7 @@ PANEL: Kwargs = lambda w, s: {"pk": s.panel.pk}  # noqa: E731
 CONTROL_ANSWER: Kwargs = lambda w, s: {"pk": s.panel.pk, "answer_id": s.answer.pk}  # noqa: E731
 PANEL_EXPERT: Kwargs = lambda w, s: {"pk": s.panel.pk, "expert_id": s.expert.pk}  # noqa: E731
 ASSIGNMENT: Kwargs = lambda w, s: {"pk": s.assignment.pk}  # noqa: E731
+FLAG: Kwargs = lambda w, s: {"pk": s.panel.pk, "flag_id": s.flag.pk}  # noqa: E731
 PAIR_ASSIGNMENT: Kwargs = lambda w, s: {"pk": s.pair_assignment.pk}  # noqa: E731
 REPA_KEYS = (
     "request_following", "factuality", "repetition", "code_switching", "relevance",
@@ -373,6 +374,13 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(LOGIN, (200, 404), (404, 200), 403, 403, 403, 404, 404, 404, 403),
     ),
+    # --- skip / flag as broken: the owner's open assignment only.
+    "assignment_flag": Row(
+        ASSIGNMENT,
+        data=lambda w, s: {"kind": "skip", "reason": "wrong_task", "comment": "не та задача"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (REDIRECT, 404), (404, REDIRECT), 403, 403, 403, 404, 404, 404, 403),
+    ),
     # --- side by side (REPA): the owner's pair only; another expert's does not exist (404).
     "compare_submit": Row(
         PAIR_ASSIGNMENT,
@@ -490,6 +498,30 @@ ACCESS: dict[str, Row] = {
             LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
         ),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "console_flags": Row(
+        PANEL,
+        GET=e(
+            LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
+        ),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "console_flag_resolve": Row(
+        FLAG,
+        data=lambda w, s: {"resolution": "ignored", "note": "проверено"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
     ),
     "console_plots": Row(
         PANEL,
