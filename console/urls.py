@@ -7,9 +7,7 @@ from console import views, views_browser, views_exams
 urlpatterns = [
     path("console/", views.console, name="console"),
     path("console/browse/", views_browser.data_browser, name="console_browser"),
-    path(
-        "console/panels/<int:pk>/pick/<slug:what>/", views_browser.picker, name="console_pick"
-    ),
+    path("console/panels/<int:pk>/pick/<slug:what>/", views_browser.picker, name="console_pick"),
     path("console/panels/<int:pk>/", views.panel_page, name="console_panel"),
     path("console/panels/<int:pk>/experts/", views.experts_table, name="console_experts"),
     path("console/panels/<int:pk>/plots/", views.plots_page, name="console_plots"),

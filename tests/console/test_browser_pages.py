@@ -41,9 +41,7 @@ def _option_values(html: str) -> set[str]:
 
 
 @pytest.fixture
-def material(
-    personas: Personas, make_answer: Callable[..., Answer]
-) -> dict[str, Answer]:
+def material(personas: Personas, make_answer: Callable[..., Answer]) -> dict[str, Answer]:
     """Three science answers (one by another model, one hard, one with an external id) and one
     poetry answer that no science panel scores."""
     plain = make_answer(text="Фотосинтез идёт в хлоропластах.")
@@ -80,7 +78,8 @@ def test_search_and_answer_filters_return_the_right_rows(
     }
     plain = material["plain"]
     assert plain.pk in _answer_ids(client.get(url, {"q": str(plain.pk)}).content.decode())
-    found = _answer_ids(client.get(url, {"q": plain.instruction.external_id}).content.decode())
+    instruction_ext = plain.instruction.external_id or ""
+    found = _answer_ids(client.get(url, {"q": instruction_ext}).content.decode())
     assert found == {plain.pk}
     # Instruction text is searched too.
     assert plain.pk in _answer_ids(client.get(url, {"q": "аннотацию"}).content.decode())
@@ -92,13 +91,12 @@ def test_search_and_answer_filters_return_the_right_rows(
     assert _answer_ids(client.get(url, {"model": yandex.pk}).content.decode()) == {
         material["quasar"].pk
     }
-    poem_task = material["poem"].instruction.task_id
+    poem_task = material["poem"].instruction.task_id or 0
     assert _answer_ids(client.get(url, {"task": poem_task}).content.decode()) == {
         material["poem"].pk
     }
-    assert _answer_ids(
-        client.get(url, {"panel": personas.panel_b.pk, "q": "квазар"}).content.decode()
-    ) == {material["poem"].pk}
+    in_b: dict[str, str | int] = {"panel": personas.panel_b.pk, "q": "квазар"}
+    assert _answer_ids(client.get(url, in_b).content.decode()) == {material["poem"].pk}
 
 
 def test_triple_filters_on_the_verdict(personas: Personas, material: dict[str, Answer]) -> None:
@@ -110,9 +108,9 @@ def test_triple_filters_on_the_verdict(personas: Personas, material: dict[str, A
     )
     client = _login("sup_a")
     url = reverse(BROWSER)
-    base = {"kind": "triples", "panel": panel.pk}
+    base: dict[str, str | int] = {"kind": "triples", "panel": panel.pk}
 
-    def found(**extra: object) -> set[int]:
+    def found(**extra: str) -> set[int]:
         response = client.get(url, {**base, **extra})
         assert response.status_code == 200
         return _triple_ids(response.content.decode())
@@ -138,9 +136,7 @@ def test_triple_filters_on_the_verdict(personas: Personas, material: dict[str, A
     assert client.get(url, {"task": "abc"}).status_code == 400
 
 
-def test_keyset_pages_cover_every_row_once(
-    personas: Personas, material: dict[str, Answer]
-) -> None:
+def test_keyset_pages_cover_every_row_once(personas: Personas, material: dict[str, Answer]) -> None:
     from console import browser
 
     filters = browser.Filters(kind="triples")
@@ -222,9 +218,7 @@ def test_pickers_find_the_panels_answers_triples_and_tasks(
     poem_triple = Triple.objects.filter(answer=material["poem"], panel=panel_b).first()
     assert poem_triple is not None
     assert pick(panel_a.pk, "triples", triple=str(poem_triple.pk)) == set()
-    assert str(material["plain"].instruction.task_id) in pick(
-        panel_a.pk, "tasks", task="Academic"
-    )
+    assert str(material["plain"].instruction.task_id) in pick(panel_a.pk, "tasks", task="Academic")
     assert pick(panel_a.pk, "answers", q="") == set()
     # Another panel's picker does not exist for him; an unknown kind neither.
     assert client.get(reverse("console_pick", args=[panel_b.pk, "answers"])).status_code == 404
