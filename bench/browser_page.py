@@ -6,7 +6,7 @@ one bench supervisor of the Science panel. Requests go through Django's test cli
 process (URL routing, middleware, access rules, the view, the template), no network.
 
 Measured, each the median of REPEAT requests after one warm-up:
-- the supervisor's first page of answers and of triples (no filter);
+- the supervisor's first page of answers, of triples and of instructions (no filter);
 - the admin's first page of answers, every panel;
 - a filtered and searched page: the supervisor's triples of his panel, in the dataset, with
   confidence >= 0.5, whose answer or instruction has each of three words taken from one bench
@@ -172,6 +172,7 @@ def main(scale: str) -> str:
     figures = {
         "supervisor, answers, first page": _median_ms(get(sup, {})),
         "supervisor, triples, first page": _median_ms(get(sup, {"kind": "triples"})),
+        "supervisor, instructions, first page": _median_ms(get(sup, {"kind": "instructions"})),
         "admin, answers, first page (every panel)": _median_ms(get(adm, {})),
         "admin, triples, first page (every panel)": _median_ms(get(adm, {"kind": "triples"})),
         "supervisor, answers, searched + complexity": _median_ms(

@@ -42,7 +42,7 @@ from work.selectors import blind_answer_ids
 PAGE_SIZE = 50
 PICK_LIMIT = 15
 EXCERPT = 160
-KINDS = ("answers", "triples")
+KINDS = ("answers", "triples", "instructions")
 EXCLUSION_REASONS = (EXCLUDED_CRITICAL, EXCLUDED_FEW, EXCLUDED_NO_SCORE, EXCLUDED_NO_CONSENSUS)
 # Triple status, read from the aggregation (and the open estimates): what a filter can ask cheaply.
 STATUSES = ("open", "in_dataset", "excluded", "no_verdict")
@@ -290,19 +290,7 @@ def browse_answers(
     f: Filters, *, panel_ids: list[int] | None, viewer: Any, size: int = PAGE_SIZE
 ) -> Page:
     """One page of answers, newest first. `panel_ids` None: every panel (an admin)."""
-    qs = Answer.objects.filter(_not_reserved("pk"))
-    needs_triple = panel_ids is not None or f.triple_level()
-    if needs_triple:
-        triples = Triple.objects.filter(answer_id=OuterRef("pk")).filter(_triple_conditions(f))
-        if panel_ids is not None:
-            triples = triples.filter(panel_id__in=panel_ids)
-        qs = qs.filter(Exists(triples))
-    if hasattr(viewer, "expert") and f.triple_level():
-        # Filtering by verdicts would tell a blind viewer about his own open answers.
-        qs = qs.exclude(pk__in=blind_answer_ids(viewer))
-    qs = qs.filter(_answer_conditions(f, ""))
-    if f.q:
-        qs = qs.filter(pk__in=matching_answer_ids(f.q))
+    qs = _answers(f, panel_ids=panel_ids, viewer=viewer)
 
     def detail(rows: QuerySet[Any]) -> QuerySet[Any]:
         return (
@@ -329,6 +317,60 @@ def browse_answers(
 
     rows, next_before = _keyset(qs, detail, f, size)
     return Page(rows=rows, next_before=next_before, filters=f)
+
+
+def browse_instructions(
+    f: Filters, *, panel_ids: list[int] | None, viewer: Any, size: int = PAGE_SIZE
+) -> Page:
+    """One page of instructions, newest first: those with an answer the answer view would show
+    under the same filters (a search finds an instruction by its own text or external id, or by
+    an answer's)."""
+    qs = Instruction.objects.filter(
+        pk__in=_answers(f, panel_ids=panel_ids, viewer=viewer).values("instruction_id")
+    )
+    n_answers = (
+        Answer.objects.filter(instruction_id=OuterRef("pk"))
+        .values("instruction_id")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+
+    def detail(rows: QuerySet[Any]) -> QuerySet[Any]:
+        return (
+            rows.select_related("task", "style")
+            .only(
+                "id",
+                "external_id",
+                "complexity",
+                "task__id",
+                "task__name_en",
+                "task__name_ru",
+                "style__name_en",
+                "style__name_ru",
+            )
+            .annotate(excerpt=Substr("text", 1, EXCERPT), n_answers=Subquery(n_answers))
+        )
+
+    rows, next_before = _keyset(qs, detail, f, size)
+    return Page(rows=rows, next_before=next_before, filters=f)
+
+
+def _answers(f: Filters, *, panel_ids: list[int] | None, viewer: Any) -> QuerySet[Answer]:
+    """The answers in scope that pass the filters (unordered, no columns chosen)."""
+    qs = Answer.objects.filter(_not_reserved("pk"))
+    needs_triple = panel_ids is not None or f.triple_level()
+    if needs_triple:
+        triples = Triple.objects.filter(answer_id=OuterRef("pk")).filter(_triple_conditions(f))
+        if panel_ids is not None:
+            triples = triples.filter(panel_id__in=panel_ids)
+        qs = qs.filter(Exists(triples))
+    if hasattr(viewer, "expert") and f.triple_level():
+        # Filtering by verdicts would tell a blind viewer about his own open answers.
+        qs = qs.exclude(pk__in=blind_answer_ids(viewer))
+    qs = qs.filter(_answer_conditions(f, ""))
+    if f.q:
+        qs = qs.filter(pk__in=matching_answer_ids(f.q))
+    return qs
 
 
 # --- pickers: a few matches of one panel for a form field ----------------------------------

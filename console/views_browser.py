@@ -41,7 +41,10 @@ def data_browser(request: HttpRequest) -> HttpResponse:
         panel_ids = None
     else:
         panel_ids = list(panels.values_list("pk", flat=True))
-    browse = browser.browse_triples if filters.kind == "triples" else browser.browse_answers
+    browse = {
+        "triples": browser.browse_triples,
+        "instructions": browser.browse_instructions,
+    }.get(filters.kind, browser.browse_answers)
     page = browse(filters, panel_ids=panel_ids, viewer=request.user)
     params = request.GET.copy()
     params.pop("before", None)

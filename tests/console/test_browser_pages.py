@@ -13,7 +13,7 @@ from dataset.models import EXCLUDED_FEW, TripleAggregate
 from material.models import Answer, LanguageModel
 from tests.conftest import PASSWORD, Personas
 from work.assignments import assignments_build
-from work.models import Triple
+from work.models import Assignment, Estimate, Triple
 
 pytestmark = pytest.mark.django_db
 
@@ -34,6 +34,10 @@ def _answer_ids(html: str) -> set[int]:
 
 def _triple_ids(html: str) -> set[int]:
     return {int(n) for n in re.findall(r'data-triple="(\d+)"', html)}
+
+
+def _instruction_ids(html: str) -> set[int]:
+    return {int(n) for n in re.findall(r'data-instruction="(\d+)"', html)}
 
 
 def _option_values(html: str) -> set[str]:
@@ -246,3 +250,54 @@ def test_the_console_forms_carry_pickers_with_the_expected_field_names(
     assert response.status_code == 302
     triple.refresh_from_db()
     assert triple.reopened_note == "перепроверить"
+
+
+def test_instructions_are_browsed_with_the_same_scope_and_filters(
+    personas: Personas, material: dict[str, Answer]
+) -> None:
+    url = reverse(BROWSER)
+    instruction = {name: a.instruction_id for name, a in material.items()}
+    sup = _login("sup_a")
+    mine = _instruction_ids(sup.get(url, {"kind": "instructions"}).content.decode())
+    assert {instruction["plain"], instruction["quasar"], instruction["named"]} <= mine
+    assert instruction["poem"] not in mine
+    hard = sup.get(url, {"kind": "instructions", "complexity": "hard"}).content.decode()
+    assert _instruction_ids(hard) == {instruction["quasar"]}
+    # Found by its own text, or by an answer's.
+    admin = _login("admin")
+    by_answer = admin.get(url, {"kind": "instructions", "q": "осени"}).content.decode()
+    assert _instruction_ids(by_answer) == {instruction["poem"]}
+    by_own_text = admin.get(url, {"kind": "instructions", "q": "аннотацию"}).content.decode()
+    assert instruction["poem"] in _instruction_ids(by_own_text)
+
+
+def test_a_supervisor_who_scores_an_answer_does_not_see_its_verdicts(
+    personas: Personas, material: dict[str, Answer]
+) -> None:
+    """Blindness holds in the browser: his open answer's triples (and their verdicts) are left
+    out, and a verdict filter does not find the answer either."""
+    from panels.models import Expert, Membership
+
+    panel = personas.panel_a
+    quasar = material["quasar"]
+    expert = Expert.objects.create(user=personas.supervisor_a, profession="physicist")
+    Membership.objects.create(expert=expert, panel=panel, qualified=True)
+    # His own open assignment on the quasar answer (a real one: moved over from another expert).
+    open_work = Assignment.objects.filter(answer=quasar, panel=panel).first()
+    assert open_work is not None
+    Estimate.objects.filter(assignment=open_work).update(expert=expert)
+    Assignment.objects.filter(pk=open_work.pk).update(expert=expert, status="in_progress")
+    triple = Triple.objects.filter(answer=quasar, panel=panel).first()
+    assert triple is not None
+    TripleAggregate.objects.create(triple=triple, n_estimates=3, mean=1.0, confidence=0.7)
+    client = _login("sup_a")
+    url = reverse(BROWSER)
+    triples = _triple_ids(client.get(url, {"kind": "triples"}).content.decode())
+    assert triples and not set(
+        Triple.objects.filter(pk__in=triples, answer=quasar).values_list("pk", flat=True)
+    )
+    verdicts = client.get(url, {"status": "in_dataset"}).content.decode()
+    assert quasar.pk not in _answer_ids(verdicts)
+    # The admin, who scores nothing, sees the verdict.
+    admin = _login("admin").get(url, {"kind": "triples", "status": "in_dataset"})
+    assert triple.pk in _triple_ids(admin.content.decode())
