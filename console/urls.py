@@ -2,10 +2,12 @@ from __future__ import annotations
 
 from django.urls import path
 
-from console import views, views_exams, views_flags
+from console import views, views_browser, views_exams, views_flags
 
 urlpatterns = [
     path("console/", views.console, name="console"),
+    path("console/browse/", views_browser.data_browser, name="console_browser"),
+    path("console/panels/<int:pk>/pick/<slug:what>/", views_browser.picker, name="console_pick"),
     path("console/panels/<int:pk>/", views.panel_page, name="console_panel"),
     path("console/panels/<int:pk>/experts/", views.experts_table, name="console_experts"),
     path("console/panels/<int:pk>/plots/", views.plots_page, name="console_plots"),

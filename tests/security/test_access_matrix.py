@@ -123,6 +123,7 @@ class Row:
 # Builders of URL arguments for the objects of one side.
 PANEL: Kwargs = lambda w, s: {"pk": s.panel.pk}  # noqa: E731
 CONTROL_ANSWER: Kwargs = lambda w, s: {"pk": s.panel.pk, "answer_id": s.answer.pk}  # noqa: E731
+PANEL_PICK: Kwargs = lambda w, s: {"pk": s.panel.pk, "what": "answers"}  # noqa: E731
 PANEL_EXPERT: Kwargs = lambda w, s: {"pk": s.panel.pk, "expert_id": s.expert.pk}  # noqa: E731
 ASSIGNMENT: Kwargs = lambda w, s: {"pk": s.assignment.pk}  # noqa: E731
 FLAG: Kwargs = lambda w, s: {"pk": s.panel.pk, "flag_id": s.flag.pk}  # noqa: E731
@@ -483,6 +484,20 @@ ACCESS: dict[str, Row] = {
     "console": Row(
         None,
         GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 200, 200, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # The data browser: every console user, each seeing his own panels' rows (the rows are
+    # tested in tests/console/test_browser_pages.py).
+    "console_browser": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 200, 200, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "console_pick": Row(
+        PANEL_PICK,
+        GET=e(
+            LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
+        ),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
     "console_panel": Row(
