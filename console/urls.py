@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from console import views, views_exams
+from console import views, views_exams, views_review
 
 urlpatterns = [
     path("console/", views.console, name="console"),
@@ -36,6 +36,21 @@ urlpatterns = [
         "console/panels/<int:pk>/control/answers/<int:answer_id>/references/",
         views.control_references,
         name="console_control_references",
+    ),
+    path(
+        "console/panels/<int:pk>/answers/<int:answer_id>/review/",
+        views_review.answer_review,
+        name="console_answer_review",
+    ),
+    path(
+        "console/panels/<int:pk>/estimates/<int:estimate_id>/return/",
+        views_review.estimate_return,
+        name="console_estimate_return",
+    ),
+    path(
+        "console/panels/<int:pk>/estimates/<int:estimate_id>/accept/",
+        views_review.estimate_accept,
+        name="console_estimate_accept",
     ),
     path("console/panels/<int:pk>/exams/", views_exams.exams_page, name="console_exams"),
     path("console/jobs/<int:job_id>/", views.job_status, name="console_job"),

@@ -78,6 +78,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "console.context_processors.roles",
                 "comparison.context_processors.comparison_nav",
+                "work.context_processors.review_returns",
             ],
         },
     },
