@@ -114,6 +114,7 @@ def _estimates_sql(sure: str | None = None) -> str:
         "COALESCE(e.rubric_id, t.rubric_id), e.expert_id, s.panel_id, e.score, "
         "CASE WHEN e.is_na THEN 1 ELSE 0 END, e.rationale, "
         f"{_epoch_us('e.submitted_at')}, {_epoch_us('e.updated_at')}, e.time_spent_ms, "
+        "e.review_status, "
         f"t.rubric_id, t.panel_id, CASE WHEN {sure} THEN 1 ELSE 0 END "
         f"FROM {e} e JOIN {t} t ON t.id = e.triple_id "
         f"JOIN {a} a ON a.id = t.answer_id JOIN {i} i ON i.id = a.instruction_id "
@@ -397,6 +398,7 @@ def _estimate_batches(
                     pc.cast(w.column("submitted_us"), TIMESTAMP_UTC),
                     pc.cast(w.column("updated_us"), TIMESTAMP_UTC),
                     w.column("time_spent_ms"),
+                    pc.dictionary_encode(w.column("review_status")).cast(TEXT_DICT),
                 ],
                 schema=ESTIMATE_SCHEMA,
             ),

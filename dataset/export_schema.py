@@ -38,6 +38,7 @@ ESTIMATE_COLUMNS: list[tuple[str, str]] = [
     ("submitted_at", "First submission time (UTC)"),
     ("updated_at", "Last change (UTC)"),
     ("time_spent_ms", "Time spent on the estimate, milliseconds"),
+    ("review_status", "Supervisor's review: empty, returned (sent back to the expert), accepted"),
 ]
 
 TRIPLE_COLUMNS: list[tuple[str, str]] = [
@@ -95,6 +96,7 @@ ESTIMATE_SCHEMA = pa.schema(
         ("submitted_at", TIMESTAMP_UTC),
         ("updated_at", TIMESTAMP_UTC),
         ("time_spent_ms", pa.int64()),
+        ("review_status", TEXT_DICT),
     ]
 )
 
@@ -187,6 +189,7 @@ WIRE_SCHEMA = pa.schema(
         ("submitted_us", pa.int64()),
         ("updated_us", pa.int64()),
         ("time_spent_ms", pa.int64()),
+        ("review_status", pa.string()),
     ]
 )
 # The query's extra columns, for the aggregation only (`EstimateFrameBuilder`): the triple's own

@@ -6,17 +6,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from django.test import Client
 from django.urls import reverse
 
 from dataset import columns
+from dataset.export import ExportOptions, dataset_export
 from dataset.models import TripleAggregate
 from material.models import Answer
 from panels.models import Expert, SupervisorAction
 from tests.conftest import PASSWORD, Personas, make_expert, make_user, rubric_of
+from work import review
 from work.assignments import assignments_build
 from work.models import Assignment, AssignmentStatus, Estimate, ReviewStatus, Triple
 from work.services import ScoreInput, assignment_submit
@@ -325,3 +329,14 @@ def test_another_panels_estimate_does_not_exist_for_the_reviewer(
 def test_the_estimates_list_links_to_the_review_page(personas: Personas, scored: Scored) -> None:
     html = _login("sup_a").get(reverse("console_estimates", args=[personas.panel_a.pk]))
     assert _url(personas, scored.answer) in html.content.decode()
+
+
+def test_the_review_state_is_exported(personas: Personas, scored: Scored, tmp_path: Path) -> None:
+    accepted = _rubric_estimate(scored.peer_assignment)
+    review.estimate_accept(estimate=accepted, user=personas.supervisor_a)
+    dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
+    table = pq.read_table(tmp_path / "ds" / "estimates.parquet").to_pandas()
+    states = dict(zip(table["estimate_id"], table["review_status"].astype(str), strict=True))
+    assert states[accepted.pk] == "accepted"
+    others = {k: v for k, v in states.items() if k != accepted.pk}
+    assert others and set(others.values()) == {""}
