@@ -11,7 +11,8 @@ from typing import Any
 from django.db.models import Q, QuerySet
 
 from dataset import columns
-from dataset.models import TripleAggregate
+from dataset.adjudication import latest_for
+from dataset.models import Adjudication, TripleAggregate
 from panels.models import Panel
 from taxonomy.models import CriterionGroup
 from work.models import Estimate, EstimateStatus, Triple, TripleKind
@@ -52,6 +53,11 @@ class ReviewRow:
     # More than one distinct value (a score or NA) among the submitted estimates.
     disputed: bool = False
     aggregate: TripleAggregate | None = None
+    # The supervisors' latest verdict, and whether this panel may record one (its own triple).
+    adjudication: Adjudication | None = None
+    adjudicable: bool = False
+    levels: list[int] = field(default_factory=list)
+    allows_na: bool = False
     judges: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -65,7 +71,7 @@ def answer_triples(panel: Panel, answer: Any) -> QuerySet[Triple]:
     return (
         Triple.objects.filter(answer=answer, kind=TripleKind.POINTWISE)
         .filter(Q(panel=panel) | Q(group=CriterionGroup.CRITICAL))
-        .select_related("criterion", "panel")
+        .select_related("criterion", "rubric", "panel")
     )
 
 
@@ -154,6 +160,7 @@ def answer_review(panel: Panel, answer: Any, lang: str) -> list[ReviewRow]:
         )
     aggregates = {a.triple_id: a for a in TripleAggregate.objects.filter(triple_id__in=ids)}
     judges = _judges(ids)
+    verdicts = latest_for(ids)
     rows = []
     for t in triples:
         criterion = t.criterion
@@ -174,6 +181,10 @@ def answer_review(panel: Panel, answer: Any, lang: str) -> list[ReviewRow]:
                 disputed=len(submitted) > 1,
                 aggregate=aggregates.get(t.pk),
                 judges=judges.get(t.pk, []),
+                adjudication=verdicts.get(t.pk),
+                adjudicable=t.panel_id == panel.pk,
+                levels=t.rubric.values if t.rubric is not None else [],
+                allows_na=criterion.allows_na,
             )
         )
     return rows

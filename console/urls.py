@@ -52,6 +52,11 @@ urlpatterns = [
         views_review.estimate_accept,
         name="console_estimate_accept",
     ),
+    path(
+        "console/panels/<int:pk>/triples/<int:triple_id>/adjudicate/",
+        views_review.triple_adjudicate,
+        name="console_triple_adjudicate",
+    ),
     path("console/panels/<int:pk>/exams/", views_exams.exams_page, name="console_exams"),
     path("console/jobs/<int:job_id>/", views.job_status, name="console_job"),
     path("console/exams/<int:pk>/", views_exams.exam_page, name="console_exam"),

@@ -19,12 +19,14 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from console import review as review_selectors
+from dataset import adjudication
 from material.models import Answer
 from panels.access import allowed, get_object_for, require
 from panels.models import Panel
 from quality.rules import PanelAnswer
 from work import review
-from work.models import Estimate
+from work.forms import parse_score
+from work.models import Estimate, Triple
 
 
 class ReturnForm(forms.Form):
@@ -137,3 +139,46 @@ def estimate_return(request: HttpRequest, pk: int, estimate_id: int) -> HttpResp
 @require_POST
 def estimate_accept(request: HttpRequest, pk: int, estimate_id: int) -> HttpResponse:
     return _review(request, pk, estimate_id, accept=True)
+
+
+@login_required
+@require_POST
+def triple_adjudicate(request: HttpRequest, pk: int, triple_id: int) -> HttpResponse:
+    """Record the supervisor's verdict on one of the panel's triples (400 naming the field)."""
+    panel = _panel(request, pk)
+    triple = (
+        Triple.objects.select_related("answer__instruction", "rubric", "criterion", "panel")
+        .filter(pk=triple_id, panel=panel)
+        .first()
+    )
+    if triple is None:
+        raise Http404
+    _check_panel_answer(request, panel, triple.answer)
+    answer = triple.answer
+    if review_selectors.viewer_blind_on(answer, request.user):
+        messages.error(request, _("Submit your own work on this answer before reviewing it."))
+        return _page(request, panel, answer, status=409)
+    score, is_na, malformed = parse_score(request.POST.get("score"))
+    try:
+        if malformed:
+            raise adjudication.AdjudicationRefused("score", _("The score is not a number."))
+        adjudication.adjudicate(
+            triple=triple,
+            score=score,
+            is_na=is_na,
+            reason=request.POST.get("reason", ""),
+            user=request.user,
+        )
+    except adjudication.AdjudicationRefused as exc:
+        messages.error(
+            request,
+            _("Criterion %(key)s, %(field)s: %(error)s")
+            % {
+                "key": triple.criterion.key if triple.criterion else triple.pk,
+                "field": exc.field,
+                "error": exc,
+            },
+        )
+        return _page(request, panel, answer, status=400)
+    messages.success(request, _("The verdict is recorded."))
+    return redirect("console_answer_review", pk=panel.pk, answer_id=answer.pk)

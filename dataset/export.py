@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from django.db import connection
 
+from dataset.adjudication import latest_for
 from dataset.aggregation import (
     AggregationSettings,
     DatasetComputation,
@@ -528,10 +529,22 @@ def triple_batches(
                 pa.array(part["n_estimates"].to_numpy(dtype=np.int32)),
                 pa.array(part["n_scores"].to_numpy(dtype=np.int32)),
                 pa.array(part["all_na"].to_numpy(dtype=bool)),
+                *_adjudication_arrays(part["triple_id"].tolist()),
                 *judge_arrays,
             ],
             schema=schema,
         )
+
+
+def _adjudication_arrays(triple_ids: list[int]) -> list[pa.Array]:
+    """The supervisors' latest adjudication of each triple (one query per chunk)."""
+    found = latest_for(triple_ids)
+    rows = [found.get(t) for t in triple_ids]
+    return [
+        pa.array([r.score if r else None for r in rows], pa.int16()),
+        pa.array([r.is_na if r else None for r in rows], pa.bool_()),
+        pa.array([r.reason if r else None for r in rows], pa.string()),
+    ]
 
 
 # --------------------------------------------------------------------------------------------

@@ -68,6 +68,9 @@ TRIPLE_COLUMNS: list[tuple[str, str]] = [
     ("n_estimates", "Number of estimates kept (NA included)"),
     ("n_scores", "Number of non-NA scores"),
     ("all_na", "Every estimate is NA (always false: such triples leave the dataset)"),
+    ("adjudicated_score", "A supervisor's latest adjudicated score (empty: none, or NA)"),
+    ("adjudicated_na", "The adjudication marks the criterion NA (empty: no adjudication)"),
+    ("adjudication_reason", "The reason the supervisor gave for the adjudication"),
 ]
 
 TEXT_DICT = pa.dictionary(pa.int32(), pa.string())
@@ -128,6 +131,9 @@ TRIPLE_SCHEMA = pa.schema(
         ("n_estimates", pa.int32()),
         ("n_scores", pa.int32()),
         ("all_na", pa.bool_()),
+        ("adjudicated_score", pa.int16()),
+        ("adjudicated_na", pa.bool_()),
+        ("adjudication_reason", pa.string()),
     ]
 )
 

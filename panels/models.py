@@ -107,6 +107,7 @@ class SupervisorAction(models.Model):
     )
 
     class Kind(models.TextChoices):
+        ADJUDICATE = "adjudicate", _("triple adjudicated")
         AUTO_PAUSE = "auto_pause", _("automatic pause")
         BUILD = "build", _("assignments built")
         CONTROL_ITEM_ADD = "control_item_add", _("control item added")

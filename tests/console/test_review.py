@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from dataset import columns
 from dataset.export import ExportOptions, dataset_export
-from dataset.models import TripleAggregate
+from dataset.models import Adjudication, TripleAggregate
 from material.models import Answer
 from panels.models import Expert, SupervisorAction
 from tests.conftest import PASSWORD, Personas, make_expert, make_user, rubric_of
@@ -340,3 +340,63 @@ def test_the_review_state_is_exported(personas: Personas, scored: Scored, tmp_pa
     assert states[accepted.pk] == "accepted"
     others = {k: v for k, v in states.items() if k != accepted.pk}
     assert others and set(others.values()) == {""}
+
+
+def _scores_of(triple: Triple) -> list[tuple[int, int | None, int]]:
+    return list(triple.estimates.order_by("id").values_list("id", "score", "revision"))
+
+
+def _disputed_triple(scored: Scored) -> Triple:
+    estimate = _rubric_estimate(scored.mine)
+    return Triple.objects.select_related("rubric").get(pk=estimate.triple_id)
+
+
+def test_a_supervisor_adjudicates_a_disputed_triple(
+    personas: Personas, scored: Scored, tmp_path: Path
+) -> None:
+    triple = _disputed_triple(scored)
+    url = reverse("console_triple_adjudicate", args=[personas.panel_a.pk, triple.pk])
+    sup = _login("sup_a")
+    page = sup.get(_url(personas, scored.answer)).content.decode()
+    assert url in page  # the form is offered on the disputed row
+    score = rubric_of(triple).values[1]
+    before = _scores_of(triple)
+    done = sup.post(url, {"score": str(score), "reason": "Второй эксперт прав: есть ошибки."})
+    assert done.status_code == HTTPStatus.FOUND
+    verdict = Adjudication.objects.get(triple=triple)
+    assert verdict.score == score and not verdict.is_na
+    assert verdict.author == personas.supervisor_a
+    log = SupervisorAction.objects.get(action=SupervisorAction.Kind.ADJUDICATE)
+    assert log.panel == personas.panel_a and log.data["triple"] == triple.pk
+    html = sup.get(_url(personas, scored.answer)).content.decode()
+    assert "Второй эксперт прав: есть ошибки." in html
+    # The experts' estimates are untouched; the dataset shows the verdict in its own columns.
+    assert _scores_of(triple) == before
+    dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
+    table = pq.read_table(tmp_path / "ds" / "triples.parquet").to_pandas().set_index("triple_id")
+    assert table.loc[triple.pk, "adjudicated_score"] == score
+    assert table.loc[triple.pk, "adjudication_reason"] == "Второй эксперт прав: есть ошибки."
+    others = table.drop(index=triple.pk)
+    assert len(others) and others["adjudicated_score"].isna().all()
+
+
+def test_a_bad_verdict_is_a_400_naming_the_field_and_nothing_is_written(
+    personas: Personas, scored: Scored
+) -> None:
+    triple = _disputed_triple(scored)
+    url = reverse("console_triple_adjudicate", args=[personas.panel_a.pk, triple.pk])
+    sup = _login("sup_a")
+    off_scale = max(rubric_of(triple).values) + 10
+    for data, field in (
+        ({"score": str(off_scale), "reason": "Причина."}, "score"),
+        ({"score": "²", "reason": "Причина."}, "score"),
+        ({"score": str(max(rubric_of(triple).values)), "reason": "  "}, "reason"),
+    ):
+        refused = sup.post(url, data)
+        assert refused.status_code == HTTPStatus.BAD_REQUEST, data
+        assert f", {field}:" in refused.content.decode()
+    assert not Adjudication.objects.exists()
+    # Another panel's supervisor and an expert cannot.
+    assert _login("sup_b").post(url, {"score": "1", "reason": "x y"}).status_code == 404
+    assert _login("expert_a").post(url, {"score": "1", "reason": "x y"}).status_code == 403
+    assert not Adjudication.objects.exists()

@@ -214,6 +214,20 @@ REVIEW_ANSWER: Kwargs = lambda w, s: {"pk": s.panel.pk, "answer_id": s.answer.pk
 PEER_ESTIMATE: Kwargs = _peer_estimate
 
 
+def _panel_triple(w: World, s: Side) -> dict[str, Any]:
+    triple = Triple.objects.filter(answer=s.answer, panel=s.panel).exclude(group="critical").first()
+    assert triple is not None
+    return {"pk": s.panel.pk, "triple_id": triple.pk}
+
+
+PANEL_TRIPLE: Kwargs = _panel_triple
+
+
+def VERDICT(w: World, s: Side) -> dict[str, Any]:
+    triple = Triple.objects.get(pk=_panel_triple(w, s)["triple_id"])
+    return {"score": str(max(rubric_of(triple).values)), "reason": "Решение супервизора."}
+
+
 def RETURN(w: World, s: Side) -> dict[str, Any]:
     return {"comment": "Проверьте обоснование ещё раз."}
 
@@ -532,6 +546,23 @@ ACCESS: dict[str, Row] = {
     "console_estimate_return": Row(
         PEER_ESTIMATE,
         data=RETURN,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
+    ),
+    "console_triple_adjudicate": Row(
+        PANEL_TRIPLE,
+        data=VERDICT,
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(
             LOGIN,
