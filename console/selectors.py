@@ -401,6 +401,10 @@ def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) ->
         qs = qs.filter(expert__pseudonym=filters["expert"])
     if filters.get("criterion"):
         qs = qs.filter(triple__criterion__key=filters["criterion"])
+    if filters.get("review") in ("returned", "accepted"):
+        qs = qs.filter(review_status=filters["review"])
+    elif filters.get("review") == "none":
+        qs = qs.filter(review_status="")
     if filters.get("score") not in (None, ""):
         if filters["score"] == "na":
             qs = qs.filter(is_na=True)
@@ -418,6 +422,7 @@ def estimates_list(panel: Panel, filters: dict[str, str], viewer: Any = None) ->
             "slot",
             "submitted_at",
             "time_spent_ms",
+            "review_status",
             "assignment_id",
             "triple_id",
             "triple__answer_id",

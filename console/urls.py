@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from console import views, views_browser, views_exams, views_flags
+from console import views, views_browser, views_exams, views_flags, views_review
 
 urlpatterns = [
     path("console/", views.console, name="console"),
@@ -44,6 +44,26 @@ urlpatterns = [
         "console/panels/<int:pk>/flags/<int:flag_id>/resolve/",
         views_flags.flag_resolve,
         name="console_flag_resolve",
+    ),
+    path(
+        "console/panels/<int:pk>/answers/<int:answer_id>/review/",
+        views_review.answer_review,
+        name="console_answer_review",
+    ),
+    path(
+        "console/panels/<int:pk>/estimates/<int:estimate_id>/return/",
+        views_review.estimate_return,
+        name="console_estimate_return",
+    ),
+    path(
+        "console/panels/<int:pk>/estimates/<int:estimate_id>/accept/",
+        views_review.estimate_accept,
+        name="console_estimate_accept",
+    ),
+    path(
+        "console/panels/<int:pk>/triples/<int:triple_id>/adjudicate/",
+        views_review.triple_adjudicate,
+        name="console_triple_adjudicate",
     ),
     path("console/panels/<int:pk>/exams/", views_exams.exams_page, name="console_exams"),
     path("console/jobs/<int:job_id>/", views.job_status, name="console_job"),

@@ -199,7 +199,7 @@ def plots_page(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def estimates_page(request: HttpRequest, pk: int) -> HttpResponse:
     panel = _panel(request, pk)
-    keys = ("status", "group", "expert", "criterion", "score")
+    keys = ("status", "group", "expert", "criterion", "score", "review")
     filters = {k: request.GET.get(k, "").strip() for k in keys}
     page = Paginator(
         console_selectors.estimates_list(panel, filters, viewer=request.user), 50

@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from django.db import connection
 
+from dataset.adjudication import latest_for
 from dataset.aggregation import (
     AggregationSettings,
     DatasetComputation,
@@ -114,6 +115,7 @@ def _estimates_sql(sure: str | None = None) -> str:
         "COALESCE(e.rubric_id, t.rubric_id), e.expert_id, s.panel_id, e.score, "
         "CASE WHEN e.is_na THEN 1 ELSE 0 END, e.rationale, "
         f"{_epoch_us('e.submitted_at')}, {_epoch_us('e.updated_at')}, e.time_spent_ms, "
+        "e.review_status, "
         f"t.rubric_id, t.panel_id, CASE WHEN {sure} THEN 1 ELSE 0 END "
         f"FROM {e} e JOIN {t} t ON t.id = e.triple_id "
         f"JOIN {a} a ON a.id = t.answer_id JOIN {i} i ON i.id = a.instruction_id "
@@ -397,6 +399,7 @@ def _estimate_batches(
                     pc.cast(w.column("submitted_us"), TIMESTAMP_UTC),
                     pc.cast(w.column("updated_us"), TIMESTAMP_UTC),
                     w.column("time_spent_ms"),
+                    pc.dictionary_encode(w.column("review_status")).cast(TEXT_DICT),
                 ],
                 schema=ESTIMATE_SCHEMA,
             ),
@@ -526,10 +529,22 @@ def triple_batches(
                 pa.array(part["n_estimates"].to_numpy(dtype=np.int32)),
                 pa.array(part["n_scores"].to_numpy(dtype=np.int32)),
                 pa.array(part["all_na"].to_numpy(dtype=bool)),
+                *_adjudication_arrays(part["triple_id"].tolist()),
                 *judge_arrays,
             ],
             schema=schema,
         )
+
+
+def _adjudication_arrays(triple_ids: list[int]) -> list[pa.Array]:
+    """The supervisors' latest adjudication of each triple (one query per chunk)."""
+    found = latest_for(triple_ids)
+    rows = [found.get(t) for t in triple_ids]
+    return [
+        pa.array([r.score if r else None for r in rows], pa.int16()),
+        pa.array([r.is_na if r else None for r in rows], pa.bool_()),
+        pa.array([r.reason if r else None for r in rows], pa.string()),
+    ]
 
 
 # --------------------------------------------------------------------------------------------

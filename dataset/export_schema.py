@@ -38,6 +38,7 @@ ESTIMATE_COLUMNS: list[tuple[str, str]] = [
     ("submitted_at", "First submission time (UTC)"),
     ("updated_at", "Last change (UTC)"),
     ("time_spent_ms", "Time spent on the estimate, milliseconds"),
+    ("review_status", "Supervisor's review: empty, returned (sent back to the expert), accepted"),
 ]
 
 TRIPLE_COLUMNS: list[tuple[str, str]] = [
@@ -67,6 +68,9 @@ TRIPLE_COLUMNS: list[tuple[str, str]] = [
     ("n_estimates", "Number of estimates kept (NA included)"),
     ("n_scores", "Number of non-NA scores"),
     ("all_na", "Every estimate is NA (always false: such triples leave the dataset)"),
+    ("adjudicated_score", "A supervisor's latest adjudicated score (empty: none, or NA)"),
+    ("adjudicated_na", "The adjudication marks the criterion NA (empty: no adjudication)"),
+    ("adjudication_reason", "The reason the supervisor gave for the adjudication"),
 ]
 
 TEXT_DICT = pa.dictionary(pa.int32(), pa.string())
@@ -95,6 +99,7 @@ ESTIMATE_SCHEMA = pa.schema(
         ("submitted_at", TIMESTAMP_UTC),
         ("updated_at", TIMESTAMP_UTC),
         ("time_spent_ms", pa.int64()),
+        ("review_status", TEXT_DICT),
     ]
 )
 
@@ -126,6 +131,9 @@ TRIPLE_SCHEMA = pa.schema(
         ("n_estimates", pa.int32()),
         ("n_scores", pa.int32()),
         ("all_na", pa.bool_()),
+        ("adjudicated_score", pa.int16()),
+        ("adjudicated_na", pa.bool_()),
+        ("adjudication_reason", pa.string()),
     ]
 )
 
@@ -187,6 +195,7 @@ WIRE_SCHEMA = pa.schema(
         ("submitted_us", pa.int64()),
         ("updated_us", pa.int64()),
         ("time_spent_ms", pa.int64()),
+        ("review_status", pa.string()),
     ]
 )
 # The query's extra columns, for the aggregation only (`EstimateFrameBuilder`): the triple's own

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -37,3 +38,36 @@ class TripleAggregate(models.Model):
 
     def __str__(self) -> str:
         return f"aggregate of {self.triple_id}"
+
+
+class Adjudication(models.Model):
+    """A supervisor's verdict on a disputed triple, kept apart from the experts' estimates.
+
+    Every verdict is kept; the latest of a triple is the one the dataset shows (its own export
+    columns). The aggregation does not read it yet: `POLLUX["ADJUDICATION_OVERRIDES"]` names
+    the switch that will let it replace the experts' verdict.
+    """
+
+    triple = models.ForeignKey(Triple, on_delete=models.CASCADE, related_name="adjudications")
+    # None with is_na: "not applicable"; a value of the triple's rubric otherwise.
+    score = models.SmallIntegerField(null=True, blank=True)
+    is_na = models.BooleanField(default=False)
+    reason = models.TextField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("adjudication")
+        verbose_name_plural = _("adjudications")
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(is_na=True, score__isnull=True)
+                | models.Q(is_na=False, score__isnull=False),
+                name="adjudication_score_or_na",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"adjudication of {self.triple_id}"

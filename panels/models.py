@@ -107,6 +107,7 @@ class SupervisorAction(models.Model):
     )
 
     class Kind(models.TextChoices):
+        ADJUDICATE = "adjudicate", _("triple adjudicated")
         AUTO_PAUSE = "auto_pause", _("automatic pause")
         BUILD = "build", _("assignments built")
         CONTROL_ITEM_ADD = "control_item_add", _("control item added")
@@ -116,6 +117,8 @@ class SupervisorAction(models.Model):
         EXAM_IMPORT = "exam_import", _("exam imported")
         EXAM_OVERRIDE = "exam_override", _("exam verdict overridden")
         EXAM_VERSION = "exam_version", _("new exam version")
+        ESTIMATE_ACCEPT = "estimate_accept", _("estimate accepted")
+        ESTIMATE_RETURN = "estimate_return", _("estimate returned to the expert")
         LOCK_BATCH = "lock_batch", _("batch locked")
         PAUSE = "pause", _("expert paused")
         REASSIGN = "reassign", _("work reassigned")

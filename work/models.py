@@ -190,6 +190,14 @@ class EstimateStatus(models.TextChoices):
     SKIPPED = "skipped", _("skipped after a critical violation")
 
 
+class ReviewStatus(models.TextChoices):
+    """A supervisor's review of a submitted estimate (work.review)."""
+
+    NONE = "", _("not reviewed")
+    RETURNED = "returned", _("returned to the expert")
+    ACCEPTED = "accepted", _("accepted")
+
+
 class Estimate(models.Model):
     """An expert's score of one triple: a reserved slot until submitted.
 
@@ -242,6 +250,26 @@ class Estimate(models.Model):
     revision = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # The supervisor's review (work.review): returned with a comment (the assignment reopens
+    # for the expert; the resubmission clears it) or accepted. db_default: the bulk COPY
+    # writers of the builder name only their own columns.
+    review_status = models.CharField(
+        max_length=8,
+        choices=ReviewStatus.choices,
+        blank=True,
+        default=ReviewStatus.NONE,
+        db_default=ReviewStatus.NONE,
+    )
+    review_comment = models.TextField(blank=True, default="", db_default="")
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("estimate")

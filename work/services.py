@@ -16,7 +16,7 @@ from panels.models import Membership
 from protocol.critical import is_violation
 from protocol.rationale import MAX_LENGTH, RationaleRule, rationale_errors
 from taxonomy.models import Criterion, CriterionGroup, Rubric
-from work import hooks, kinds
+from work import hooks, kinds, review
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -512,6 +512,10 @@ def assignment_submit(
             "drafts_backup",
         ]
     )
+    # A supervisor's return is answered by this submission (work.review); the estimates read
+    # above say whether there is one, so a plain submission costs no query for it.
+    if any(e.review_status == review.ReviewStatus.RETURNED for e in estimates):
+        review.resubmitted(assignment)
     if own_stop:
         _carry_critical_stop(assignment, now)
     elif had_stop and not critical_stop:

@@ -78,6 +78,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "console.context_processors.roles",
                 "comparison.context_processors.comparison_nav",
+                "work.context_processors.review_returns",
             ],
         },
     },
@@ -245,6 +246,10 @@ POLLUX = {
     "RATIONALE_SCRIPT_SHARE": env.float("POLLUX_RATIONALE_SCRIPT_SHARE", default=0.5),
     "ASSIGNMENT_RESERVATION_HOURS": env.int("POLLUX_RESERVATION_HOURS", default=48),
     "OVERLAP": {"critical": 5, "general": 3, "subjective": 3, "domain": 2, "task": 2},
+    # A supervisor's adjudication (dataset.Adjudication) replaces the experts' verdict in the
+    # aggregation only when this is on. Not read yet: adjudications are stored, shown on the
+    # review page and exported in their own columns (issue #18).
+    "ADJUDICATION_OVERRIDES": env.bool("POLLUX_ADJUDICATION_OVERRIDES", default=False),
 }
 
 LOGGING = {

@@ -49,7 +49,7 @@ from quality.control import control_reference_criteria
 from tests.conftest import rubric_of
 from tests.security.conftest import GOOD, SECRETS, Side, World
 from tests.security.urlwalk import Route, api_operations, url_routes
-from work.models import Triple
+from work.models import Estimate, Triple
 
 pytestmark = pytest.mark.django_db
 
@@ -196,6 +196,42 @@ def REOPEN(w: World, s: Side) -> dict[str, Any]:
     first = triple.first()
     assert first is not None
     return {"triple": first.pk, "note": "Оценки расходятся"}
+
+
+def _peer_estimate(w: World, s: Side) -> dict[str, Any]:
+    """A peer's submitted rubric estimate of the side's answer (the one a supervisor reviews)."""
+    estimate = (
+        Estimate.objects.filter(
+            triple__answer=s.answer, assignment__panel=s.panel, status="submitted"
+        )
+        .exclude(triple__group="critical")
+        .order_by("id")
+        .first()
+    )
+    assert estimate is not None
+    return {"pk": s.panel.pk, "estimate_id": estimate.pk}
+
+
+REVIEW_ANSWER: Kwargs = lambda w, s: {"pk": s.panel.pk, "answer_id": s.answer.pk}  # noqa: E731
+PEER_ESTIMATE: Kwargs = _peer_estimate
+
+
+def _panel_triple(w: World, s: Side) -> dict[str, Any]:
+    triple = Triple.objects.filter(answer=s.answer, panel=s.panel).exclude(group="critical").first()
+    assert triple is not None
+    return {"pk": s.panel.pk, "triple_id": triple.pk}
+
+
+PANEL_TRIPLE: Kwargs = _panel_triple
+
+
+def VERDICT(w: World, s: Side) -> dict[str, Any]:
+    triple = Triple.objects.get(pk=_panel_triple(w, s)["triple_id"])
+    return {"score": str(max(rubric_of(triple).values)), "reason": "Решение супервизора."}
+
+
+def RETURN(w: World, s: Side) -> dict[str, Any]:
+    return {"comment": "Проверьте обоснование ещё раз."}
 
 
 def CONTROL_ADD(w: World, s: Side) -> dict[str, Any]:
@@ -551,6 +587,63 @@ ACCESS: dict[str, Row] = {
             LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
         ),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "console_answer_review": Row(
+        REVIEW_ANSWER,
+        GET=e(
+            LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
+        ),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "console_estimate_return": Row(
+        PEER_ESTIMATE,
+        data=RETURN,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
+    ),
+    "console_triple_adjudicate": Row(
+        PANEL_TRIPLE,
+        data=VERDICT,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
+    ),
+    "console_estimate_accept": Row(
+        PEER_ESTIMATE,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
     ),
     "console_expert_pause": Row(
         PANEL_EXPERT,
