@@ -35,6 +35,11 @@ urlpatterns = [
     path("console/panels/<int:pk>/notices/read/", views.notices_read, name="console_notices_read"),
     path("console/panels/<int:pk>/control/", views.control_page, name="console_control"),
     path(
+        "console/panels/<int:pk>/control/pairs/",
+        views.control_pairs_add,
+        name="console_control_pairs_add",
+    ),
+    path(
         "console/panels/<int:pk>/control/answers/<int:answer_id>/references/",
         views.control_references,
         name="console_control_references",

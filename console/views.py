@@ -23,7 +23,7 @@ from console import plots
 from console import selectors as console_selectors
 from console import services as console_services
 from console import stats as console_stats
-from console.forms import ControlSettingsForm, LockBatchForm, NoteForm, ReopenForm
+from console.forms import ControlSettingsForm, GoldPairsForm, LockBatchForm, NoteForm, ReopenForm
 from jobs.models import Job, JobKind, JobStatus
 from material.models import Answer
 from panels import selectors as panel_selectors
@@ -402,9 +402,37 @@ def control_page(request: HttpRequest, pk: int) -> HttpResponse:
             )
             messages.success(request, _("Saved."))
             return redirect("console_control", pk=panel.pk)
-    items = ControlItem.objects.filter(panel=panel).order_by("-created_at")
+    items = ControlItem.objects.filter(panel=panel).order_by("-created_at", "-pk")
     page = Paginator(items, 50).get_page(request.GET.get("page"))
-    return render(request, "console/control.html", {"panel": panel, "form": form, "page": page})
+    return render(
+        request,
+        "console/control.html",
+        {"panel": panel, "form": form, "page": page, "gold_form": GoldPairsForm()},
+    )
+
+
+@login_required
+@require_POST
+def control_pairs_add(request: HttpRequest, pk: int) -> HttpResponse:
+    """Make N side-by-side pairs of the panel's gold pool (unanimous on every criterion) its
+    control items, their labels the references."""
+    panel = _panel(request, pk)
+    form = GoldPairsForm(request.POST)
+    if not form.is_valid():
+        for name, errors in form.errors.items():
+            for error in errors:
+                messages.error(request, f"{name}: {error}")
+        return redirect("console_control", pk=panel.pk)
+    try:
+        added = control_services.control_pairs_add_from_gold(
+            panel=panel, n=form.cleaned_data["n"], seed=form.cleaned_data["seed"], user=request.user
+        )
+    except exam_services.ExamError as exc:
+        messages.error(request, str(exc))
+    else:
+        done = _("%(n)d side-by-side control pairs added from the gold pool.")
+        messages.success(request, done % {"n": len(added)})
+    return redirect("console_control", pk=panel.pk)
 
 
 @login_required

@@ -91,7 +91,7 @@ def _exam_context(exam: Exam) -> dict[str, object]:
         .select_related("comparison_criterion")
         .order_by("comparison_criterion__position", "pk")
     ):
-        labels.setdefault(label.item_id, []).append(label)
+        labels.setdefault(label.exam_item_id, []).append(label)
     blocks = []
     pair_blocks = []
     criteria_cache: dict[tuple[int | None, int | None], list[object]] = {}

@@ -56,5 +56,5 @@ class ControlSettingsAdmin(admin.ModelAdmin):
 
 @admin.register(ControlItem)
 class ControlItemAdmin(admin.ModelAdmin):
-    list_display = ["answer", "panel", "is_active", "created_at"]
-    raw_id_fields = ["answer"]
+    list_display = ["answer", "pair", "panel", "is_active", "created_at"]
+    raw_id_fields = ["answer", "pair"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import secrets
 from collections import defaultdict
 from collections.abc import Sequence
@@ -14,23 +15,45 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from material.models import Answer
+from material.models import Answer, AnswerPair
 from panels.models import Expert, Membership, Panel, SupervisorAction, SupervisorNotice
 from panels.services import actor_or_none, audit
-from quality.copies import ScoringSpec, answers_copy, scoring_material_create
-from quality.exams import ExamError, ReferenceInput, references_check
+from quality.copies import (
+    ScoringSpec,
+    answers_copy,
+    comparison_material_create,
+    pairs_copy,
+    scoring_material_create,
+)
+from quality.exams import (
+    GOLD_COMMENT,
+    MAX_GOLD_PAIRS,
+    ExamError,
+    ReferenceInput,
+    references_check,
+)
+from quality.exams import gold_pairs as unanimous_pairs
 from quality.models import (
     ControlDelivery,
     ControlItem,
     ControlSettings,
     ControlStanding,
+    ReferenceLabel,
     ReferenceScore,
 )
-from taxonomy.models import Criterion, CriterionGroup, Rubric
+from taxonomy.models import ComparisonCriterion, Criterion, CriterionGroup, Rubric
 from taxonomy.services import criteria_for
 from work import kinds
 from work.assignments import OPEN_STATUSES, assignment_release
-from work.models import Assignment, AssignmentKind, AssignmentStatus, Estimate, ReservedAnswer
+from work.models import (
+    Assignment,
+    AssignmentKind,
+    AssignmentStatus,
+    Estimate,
+    EstimateStatus,
+    ReservedAnswer,
+    TripleKind,
+)
 from work.routing import RoutingTable
 
 
@@ -154,12 +177,66 @@ def control_item_add(*, panel: Panel, answer: Any, user: Any = None) -> ControlI
     return item
 
 
+@transaction.atomic
+def control_pairs_add_from_gold(
+    *, panel: Panel, n: int, seed: int | None = None, user: Any = None
+) -> list[ControlItem]:
+    """Make up to `n` of the panel's gold pairs (unanimous on every comparison criterion),
+    drawn with `seed`, its control items, with their unanimous labels as the references.
+
+    The source pair is the item (as a source answer is); each delivery copies it. Its labelling
+    is complete, so no open work is released. Pairs already control items of the panel are not
+    drawn again; fewer than `n` left means all of them.
+    """
+    if not 1 <= n <= MAX_GOLD_PAIRS:
+        raise ExamError(
+            _("n: the number of pairs must be between 1 and %(max)d.") % {"max": MAX_GOLD_PAIRS}
+        )
+    gold = unanimous_pairs(panel.pk)
+    taken = set(
+        ControlItem.objects.filter(panel=panel, pair__isnull=False).values_list(
+            "pair_id", flat=True
+        )
+    )
+    fresh = sorted(pk for pk in gold if pk not in taken)
+    if not fresh:
+        raise ExamError(_("The panel's gold pool has no unanimous pairs left to add."))
+    seed = secrets.randbits(63) if seed is None else seed
+    # Reproducible from the seed, like the exam's and the work builder's draws.
+    chosen = sorted(random.Random(seed).sample(fresh, min(n, len(fresh))))  # noqa: S311
+    items = ControlItem.objects.bulk_create(
+        [ControlItem(panel=panel, pair_id=pk, created_by=actor_or_none(user)) for pk in chosen]
+    )
+    references = []
+    for item, pk in zip(items, chosen, strict=True):
+        for g in gold[pk]:
+            assert g.triple.comparison_criterion_id is not None, "gold is pairwise"
+            references.append(
+                ReferenceLabel(
+                    control_item=item,
+                    comparison_criterion_id=g.triple.comparison_criterion_id,
+                    label=g.label.value,
+                    comment=GOLD_COMMENT,
+                )
+            )
+    ReferenceLabel.objects.bulk_create(references)
+    audit(
+        action=SupervisorAction.Kind.CONTROL_ITEM_ADD,
+        actor=user,
+        panel=panel,
+        data={"pairs": chosen, "seed": seed},
+    )
+    return items
+
+
 def control_items_distribute(*, panel_id: int) -> int:
     """Mix control items into the panel's queues at the configured rate (idempotent).
 
     An expert with W live work assignments should hold floor(W * rate) control items; the
-    missing ones are drawn at random from the gold items they have not seen. Returns how many
-    were delivered.
+    missing ones are drawn at random from the gold items they have not seen. Answers and
+    side-by-side pairs are counted apart: a gold answer stands in for rubric work, a gold pair
+    for pair work, so each kind of gold goes at the rate of its own kind of work. Returns how
+    many were delivered.
     """
 
     conf = control_settings_for(panel_id)
@@ -169,6 +246,35 @@ def control_items_distribute(*, panel_id: int) -> int:
     if not items:
         return 0
     panel = Panel.objects.get(pk=panel_id)
+    experts = list(
+        Membership.objects.filter(
+            panel_id=panel_id, qualified=True, is_paused=False, expert__user__is_active=True
+        ).values_list("expert_id", flat=True)
+    )
+    delivered = 0
+    answer_items = [i for i in items if not i.is_pair]
+    if answer_items:
+        delivered += _distribute_answers(panel, conf, answer_items, experts)
+    pair_items = [i for i in items if i.is_pair]
+    if pair_items:
+        delivered += _distribute_pairs(panel, conf, pair_items, experts)
+    return delivered
+
+
+def _seen_items(panel_id: int, experts: Sequence[int], *, pairs: bool) -> dict[int, set[int]]:
+    """Per expert, the control items of one kind (answers or pairs) already delivered."""
+    seen: dict[int, set[int]] = defaultdict(set)
+    for expert_id, item_id in ControlDelivery.objects.filter(
+        item__panel_id=panel_id, expert_id__in=experts, item__pair__isnull=not pairs
+    ).values_list("expert_id", "item_id"):
+        seen[expert_id].add(item_id)
+    return seen
+
+
+def _distribute_answers(
+    panel: Panel, conf: ControlSettings, items: Sequence[ControlItem], experts: Sequence[int]
+) -> int:
+    panel_id = panel.pk
     with_refs = set(
         ReferenceScore.objects.filter(
             answer_id__in=[i.answer_id for i in items], panel_id=panel_id
@@ -185,11 +291,6 @@ def control_items_distribute(*, panel_id: int) -> int:
             for c in control_reference_criteria(panel=panel, answer=source)
             if c.rubric is not None
         ]
-    experts = list(
-        Membership.objects.filter(
-            panel_id=panel_id, qualified=True, is_paused=False, expert__user__is_active=True
-        ).values_list("expert_id", flat=True)
-    )
     # The rate is of rubric work: a control item is a rubric item and must pass for one, so an
     # expert's side-by-side pairs do not call for more of them.
     work = dict(
@@ -201,13 +302,9 @@ def control_items_distribute(*, panel_id: int) -> int:
         .annotate(n=Count("id"))
         .values_list("expert_id", "n")
     )
-    seen: dict[int, set[int]] = defaultdict(set)
-    for expert_id, item_id in ControlDelivery.objects.filter(
-        item__panel_id=panel_id, expert_id__in=experts
-    ).values_list("expert_id", "item_id"):
-        seen[expert_id].add(item_id)
+    seen = _seen_items(panel_id, experts, pairs=False)
     # Who held a gold answer as work of the panel would recognise it: never theirs to check.
-    item_of_answer = {i.answer_id: i.pk for i in items}
+    item_of_answer = {i.gold_answer_id: i.pk for i in items}
     for expert_id, answer_id in Assignment.objects.filter(
         panel_id=panel_id, kind="work", answer_id__in=list(item_of_answer)
     ).values_list("expert_id", "answer_id"):
@@ -217,7 +314,7 @@ def control_items_distribute(*, panel_id: int) -> int:
     for expert_id in experts:
         target = int(work.get(expert_id, 0) * conf.rate)
         missing = target - len(seen[expert_id])
-        pool = [i for i in items if i.pk not in seen[expert_id] and refs.get(i.answer_id)]
+        pool = [i for i in items if i.pk not in seen[expert_id] and refs.get(i.gold_answer_id)]
         if missing <= 0 or not pool:
             continue
         chosen = rng.sample(pool, min(missing, len(pool)))
@@ -234,14 +331,14 @@ def _control_deliver(
 ) -> int:
     sources = {a.pk: a for a in Answer.objects.filter(pk__in=[i.answer_id for i in items])}
     copies = answers_copy(
-        sources=[sources[i.answer_id] for i in items], purpose=ReservedAnswer.Purpose.CONTROL
+        sources=[sources[i.gold_answer_id] for i in items], purpose=ReservedAnswer.Purpose.CONTROL
     )
     assignments = scoring_material_create(
         expert=expert,
         panel=panel,
         kind="control",
         copies=copies,
-        specs=[ScoringSpec(criteria=refs[i.answer_id]) for i in items],
+        specs=[ScoringSpec(criteria=refs[i.gold_answer_id]) for i in items],
     )
     ControlDelivery.objects.bulk_create(
         [
@@ -252,8 +349,144 @@ def _control_deliver(
     return len(items)
 
 
+def _distribute_pairs(
+    panel: Panel, conf: ControlSettings, items: Sequence[ControlItem], experts: Sequence[int]
+) -> int:
+    """Gold pairs into the queues at the rate of each expert's side-by-side work."""
+    panel_id = panel.pk
+    # The copy is compared on every criterion of its reference (a gold pair is unanimous on
+    # every criterion of the source, so that is the list its work showed), in the page's order.
+    labels: dict[int, list[ComparisonCriterion]] = defaultdict(list)
+    for ref in (
+        ReferenceLabel.objects.filter(control_item__in=items)
+        .select_related("comparison_criterion")
+        .order_by("comparison_criterion__position", "pk")
+    ):
+        assert ref.control_item_id is not None, "filtered on its control item"
+        labels[ref.control_item_id].append(ref.comparison_criterion)
+    work = dict(
+        Assignment.objects.filter(
+            panel_id=panel_id, kind="work", expert_id__in=experts, pair__isnull=False
+        )
+        .exclude(status=AssignmentStatus.RELEASED)
+        .values_list("expert_id")
+        .annotate(n=Count("id"))
+        .values_list("expert_id", "n")
+    )
+    seen = _seen_items(panel_id, experts, pairs=True)
+    # Who labelled (or held) the source pair would recognise it: never theirs to check.
+    item_of_pair = {i.pair_id: i.pk for i in items}
+    for expert_id, pair_id in Assignment.objects.filter(pair_id__in=list(item_of_pair)).values_list(
+        "expert_id", "pair_id"
+    ):
+        seen[expert_id].add(item_of_pair[pair_id])
+    rng = secrets.SystemRandom()
+    delivered = 0
+    for expert_id in experts:
+        target = int(work.get(expert_id, 0) * conf.rate)
+        missing = target - len(seen[expert_id])
+        pool = [i for i in items if i.pk not in seen[expert_id] and labels.get(i.pk)]
+        if missing <= 0 or not pool:
+            continue
+        chosen = rng.sample(pool, min(missing, len(pool)))
+        delivered += _control_pairs_deliver(panel, Expert(pk=expert_id), chosen, labels, rng)
+    return delivered
+
+
+@transaction.atomic
+def _control_pairs_deliver(
+    panel: Panel,
+    expert: Expert,
+    items: Sequence[ControlItem],
+    labels: dict[int, list[ComparisonCriterion]],
+    rng: random.Random,
+) -> int:
+    """Frozen pair copies with pairwise triples of overlap 1 and a control assignment each,
+    its placement drawn like work's: on the compare page it is any other pair."""
+    sources = {
+        p.pk: p
+        for p in AnswerPair.objects.filter(pk__in=[i.pair_id for i in items]).select_related(
+            "answer_a", "answer_b"
+        )
+    }
+    copies = pairs_copy(
+        sources=[sources[i.pair_id] for i in items if i.pair_id is not None],
+        purpose=ReservedAnswer.Purpose.CONTROL,
+    )
+    assignments = comparison_material_create(
+        expert=expert,
+        panel=panel,
+        kind=AssignmentKind.CONTROL,
+        pairs=copies,
+        criteria=[labels[i.pk] for i in items],
+        rng=rng,
+    )
+    # The delivery's answer is the copy's answer A, as a pairwise triple's answer is.
+    ControlDelivery.objects.bulk_create(
+        [
+            ControlDelivery(item=i, expert_id=expert.pk, answer_id=c.answer_a_id, assignment=a)
+            for i, c, a in zip(items, copies, assignments, strict=True)
+        ]
+    )
+    return len(items)
+
+
+def _grade_answer(delivery: ControlDelivery, conf: ControlSettings) -> tuple[int, int]:
+    """(criteria graded, matched) of a gold answer: the panel's reference scores."""
+    estimates = {
+        e.triple.criterion_id: e
+        for e in Estimate.objects.filter(assignment_id=delivery.assignment_id).select_related(
+            "triple__rubric"
+        )
+    }
+    total = matched = 0
+    for ref in ReferenceScore.objects.filter(
+        answer_id=delivery.item.gold_answer_id, panel_id=delivery.item.panel_id
+    ):
+        est = estimates.get(ref.criterion_id)
+        if est is None:
+            continue
+        total += 1
+        submitted = est.status == "submitted"
+        rubric = est.triple.rubric
+        # A control copy is rubric work (quality.copies makes its triples from criteria
+        # with their rubrics), so each of its triples has one.
+        assert rubric is not None, f"control triple {est.triple_id} has no rubric"
+        matched += kinds.slot(kinds.POINTWISE, "gold_match")(
+            ref_score=ref.score,
+            ref_na=ref.is_na,
+            score=est.score if submitted else None,
+            is_na=est.is_na if submitted else False,
+            scale=rubric.values,
+            tolerance=conf.tolerance,
+        )
+    return total, matched
+
+
+def _grade_pair(delivery: ControlDelivery) -> tuple[int, int]:
+    """(criteria graded, matched) of a gold pair: its reference labels, both sides in the
+    pair's own orientation (the submit undid the page's placement), so a swap never matters."""
+    estimates = {
+        e.triple.comparison_criterion_id: e
+        for e in Estimate.objects.filter(
+            assignment_id=delivery.assignment_id, triple__kind=TripleKind.PAIRWISE
+        ).select_related("triple")
+    }
+    gold_match = kinds.slot(kinds.PAIRWISE, "gold_match")
+    total = matched = 0
+    for ref in ReferenceLabel.objects.filter(control_item_id=delivery.item_id):
+        est = estimates.get(ref.comparison_criterion_id)
+        if est is None:
+            continue
+        total += 1
+        label = est.label if est.status == EstimateStatus.SUBMITTED else ""
+        matched += gold_match(ref_label=ref.label, label=label)
+    return total, matched
+
+
 def control_on_assignment_submitted(assignment_id: int) -> None:
-    """Hook after a successful submission: grade a control item, pause a failing expert."""
+    """Hook after a successful submission (rubric or side by side): grade a control item,
+    pause a failing expert."""
 
     with transaction.atomic():
         delivery = (
@@ -266,33 +499,10 @@ def control_on_assignment_submitted(assignment_id: int) -> None:
         if delivery is None or delivery.graded_at is not None:
             return
         conf = control_settings_for(delivery.item.panel_id)
-        estimates = {
-            e.triple.criterion_id: e
-            for e in Estimate.objects.filter(assignment_id=assignment_id).select_related(
-                "triple__rubric"
-            )
-        }
-        total = matched = 0
-        for ref in ReferenceScore.objects.filter(
-            answer_id=delivery.item.answer_id, panel_id=delivery.item.panel_id
-        ):
-            est = estimates.get(ref.criterion_id)
-            if est is None:
-                continue
-            total += 1
-            submitted = est.status == "submitted"
-            rubric = est.triple.rubric
-            # A control copy is rubric work (quality.copies makes its triples from criteria
-            # with their rubrics), so each of its triples has one.
-            assert rubric is not None, f"control triple {est.triple_id} has no rubric"
-            matched += kinds.slot(kinds.POINTWISE, "gold_match")(
-                ref_score=ref.score,
-                ref_na=ref.is_na,
-                score=est.score if submitted else None,
-                is_na=est.is_na if submitted else False,
-                scale=rubric.values,
-                tolerance=conf.tolerance,
-            )
+        if delivery.item.is_pair:
+            total, matched = _grade_pair(delivery)
+        else:
+            total, matched = _grade_answer(delivery, conf)
         delivery.n_total, delivery.n_matched = total, matched
         delivery.graded_at = timezone.now()
         delivery.save(update_fields=["n_total", "n_matched", "graded_at"])
@@ -362,7 +572,8 @@ def _pause_automatically(membership: Membership, accuracy: float, n_items: int) 
 def gold_pairs(answer_ids: Sequence[int] | None) -> set[tuple[int, int]]:
     """(answer, panel) pairs of active control items: the builder gives that panel no work on
     the answer (registered in work.hooks.excluded_pairs)."""
-    gold = ControlItem.objects.filter(is_active=True)
+    # Gold pairs are not here: their labelling is complete, no builder would hand them out.
+    gold = ControlItem.objects.filter(is_active=True, answer__isnull=False)
     if answer_ids is not None:
         gold = gold.filter(answer_id__in=answer_ids)
     return set(gold.values_list("answer_id", "panel_id"))

@@ -142,7 +142,7 @@ def _exam_writable(exam: Exam, user: Any) -> Exam:
     ReferenceLabel.objects.bulk_create(
         [
             ReferenceLabel(
-                item_id=item_map[r.item_id],
+                item_id=item_map[r.exam_item_id],
                 comparison_criterion_id=r.comparison_criterion_id,
                 label=r.label,
                 comment=r.comment,
@@ -574,7 +574,7 @@ def exam_attempt_start(*, exam: Exam, expert: Expert, seed: int | None = None) -
     for label in ReferenceLabel.objects.filter(item__exam=exam).select_related(
         "comparison_criterion"
     ):
-        labels[label.item_id].append(label)
+        labels[label.exam_item_id].append(label)
     items = [
         i
         for i in exam.items.order_by("position", "pk")
@@ -799,15 +799,15 @@ def attempt_pair_comparisons(attempt: ExamAttempt) -> list[PairComparison]:
         .select_related("comparison_criterion", "item")
         .order_by("item__position", "item_id", "comparison_criterion__position", "pk")
     ):
-        assignment_id = links.get(ref.item_id)
+        assignment_id = links.get(ref.exam_item_id)
         est = estimates.get((assignment_id, ref.comparison_criterion_id)) if assignment_id else None
         label = est.label if est is not None and est.status == "submitted" else ""
-        assert ref.item.pair_id is not None, "a reference label belongs to a pair item"
+        assert ref.exam_item.pair_id is not None, "a reference label belongs to a pair item"
         rows.append(
             PairComparison(
-                item_id=ref.item_id,
-                position=ref.item.position,
-                pair_id=ref.item.pair_id,
+                item_id=ref.exam_item_id,
+                position=ref.exam_item.position,
+                pair_id=ref.exam_item.pair_id,
                 criterion=ref.comparison_criterion,
                 ref_label=ref.label,
                 ref_comment=ref.comment,

@@ -195,15 +195,30 @@ LABEL_CHOICES = [
 
 
 class ReferenceLabel(models.Model):
-    """The reference label of a side-by-side exam item on one comparison criterion.
+    """The reference label of a side-by-side gold pair on one comparison criterion: the one model
+    of both kinds of pairwise gold.
 
-    In the pair's own orientation (like `work.Estimate.label`), so the candidate's placement
-    never matters. A model of its own rather than more nullable columns on ReferenceScore:
-    ReferenceScore's criterion, rubric and score stay required for every row it holds, and the
-    control-item gold that shares it is untouched.
+    Either of an exam item (`item`), or of a panel's control pair (`control_item`): the same
+    split as ReferenceScore's. In the pair's own orientation (like `work.Estimate.label`), so
+    the candidate's placement never matters. A model of its own rather than more nullable
+    columns on ReferenceScore: ReferenceScore's criterion, rubric and score stay required for
+    every row it holds.
     """
 
-    item = models.ForeignKey(ExamItem, on_delete=models.CASCADE, related_name="reference_labels")
+    item = models.ForeignKey(
+        ExamItem,
+        on_delete=models.CASCADE,
+        related_name="reference_labels",
+        null=True,
+        blank=True,
+    )
+    control_item = models.ForeignKey(
+        "ControlItem",
+        on_delete=models.CASCADE,
+        related_name="reference_labels",
+        null=True,
+        blank=True,
+    )
     comparison_criterion = models.ForeignKey(
         ComparisonCriterion, on_delete=models.PROTECT, related_name="+"
     )
@@ -220,14 +235,36 @@ class ReferenceLabel(models.Model):
             models.UniqueConstraint(
                 fields=["item", "comparison_criterion"], name="exam_reference_label_unique"
             ),
+            models.UniqueConstraint(
+                fields=["control_item", "comparison_criterion"],
+                name="control_reference_label_unique",
+            ),
             models.CheckConstraint(
                 condition=models.Q(label__in=[v.value for v in Label]),
                 name="exam_reference_label_valid",
             ),
+            # Exactly one owner: an exam item or a control item.
+            models.CheckConstraint(
+                condition=models.Q(item__isnull=False, control_item__isnull=True)
+                | models.Q(item__isnull=True, control_item__isnull=False),
+                name="reference_label_one_owner",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"reference label item {self.item_id}/{self.comparison_criterion_id}"
+        owner = f"item {self.item_id}" if self.item_id else f"control {self.control_item_id}"
+        return f"reference label {owner}/{self.comparison_criterion_id}"
+
+    # An exam reference label always has its item (`reference_label_one_owner`): typed accessors.
+    @property
+    def exam_item_id(self) -> int:
+        assert self.item_id is not None, "not an exam reference label"
+        return self.item_id
+
+    @property
+    def exam_item(self) -> ExamItem:
+        assert self.item is not None, "not an exam reference label"
+        return self.item
 
 
 class ExamAttempt(models.Model):
@@ -314,15 +351,25 @@ class ControlSettings(models.Model):
 
 
 class ControlItem(models.Model):
-    """A gold answer of a panel: the panel's ReferenceScores of the answer are the reference.
+    """A gold item of a panel: an answer, or a side-by-side pair.
 
-    The answer stays real work for every other panel. In its own panel it is gold only: the
-    builder gives the panel no new work on it, and making it a control item releases the
-    panel's open (unsubmitted) work on it (see panels.services.control_item_add).
+    An answer's reference is the panel's ReferenceScores of it. The answer stays real work for
+    every other panel. In its own panel it is gold only: the builder gives the panel no new work
+    on it, and making it a control item releases the panel's open (unsubmitted) work on it (see
+    quality.control.control_item_add).
+
+    A pair (a source pair of the panel, unanimous on every criterion: quality.control.
+    control_pairs_add_from_gold) has its ReferenceLabels; its labelling is complete, so no work
+    is taken from anyone. Each delivery is a frozen copy of it (like an answer's).
     """
 
     panel = models.ForeignKey(Panel, on_delete=models.CASCADE, related_name="control_items")
-    answer = models.ForeignKey("material.Answer", on_delete=models.PROTECT, related_name="+")
+    answer = models.ForeignKey(
+        "material.Answer", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
+    pair = models.ForeignKey(
+        "material.AnswerPair", on_delete=models.PROTECT, related_name="+", null=True, blank=True
+    )
     is_active = models.BooleanField(default=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
@@ -333,15 +380,39 @@ class ControlItem(models.Model):
         verbose_name = _("control item")
         verbose_name_plural = _("control items")
         constraints = [
-            models.UniqueConstraint(fields=["panel", "answer"], name="control_item_unique")
+            models.UniqueConstraint(fields=["panel", "answer"], name="control_item_unique"),
+            models.UniqueConstraint(
+                fields=["panel", "pair"],
+                condition=models.Q(pair__isnull=False),
+                name="control_item_pair_unique",
+            ),
+            # Exactly one gold item: an answer or a pair.
+            models.CheckConstraint(
+                condition=models.Q(answer__isnull=False, pair__isnull=True)
+                | models.Q(answer__isnull=True, pair__isnull=False),
+                name="control_item_answer_or_pair",
+            ),
         ]
 
     def __str__(self) -> str:
+        if self.pair_id is not None:
+            return f"control pair {self.pair_id} in {self.panel_id}"
         return f"control {self.answer_id} in {self.panel_id}"
+
+    @property
+    def is_pair(self) -> bool:
+        return self.pair_id is not None
+
+    # A pointwise item always has its answer (`control_item_answer_or_pair`): a typed accessor.
+    @property
+    def gold_answer_id(self) -> int:
+        assert self.answer_id is not None, "a side-by-side control item has no single answer"
+        return self.answer_id
 
 
 class ControlDelivery(models.Model):
-    """One control item given to one expert (on a copy of the gold answer), and its grade."""
+    """One control item given to one expert, and its grade: on a copy of the gold answer, or of
+    the gold pair (`answer` is then the copy's answer A, as a pairwise triple's answer is)."""
 
     item = models.ForeignKey(ControlItem, on_delete=models.CASCADE, related_name="deliveries")
     expert = models.ForeignKey(Expert, on_delete=models.CASCADE, related_name="control_deliveries")

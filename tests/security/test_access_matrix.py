@@ -797,6 +797,25 @@ ACCESS: dict[str, Row] = {
             (REDIRECT, 404),
         ),
     ),
+    # No gold pool in this world: an allowed persona is sent back to the control page with the
+    # reason.
+    "console_control_pairs_add": Row(
+        PANEL,
+        data=EXAM_PAIRS_ADD,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
+    ),
     "console_control_references": Row(
         CONTROL_ANSWER,
         data=REFERENCES,
