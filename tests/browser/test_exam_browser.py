@@ -46,8 +46,8 @@ def test_a_failed_candidate_is_overridden_by_the_supervisor_and_then_gets_work(
     exam_references_set(
         exam=exam,
         rows=[
-            ReferenceInput(item.answer_id, chosen[0].pk, 2, comment="Эталон: всё верно"),
-            ReferenceInput(item.answer_id, chosen[1].pk, 2, comment="Эталон: без ошибок"),
+            ReferenceInput(item.scored_answer_id, chosen[0].pk, 2, comment="Эталон: всё верно"),
+            ReferenceInput(item.scored_answer_id, chosen[1].pk, 2, comment="Эталон: без ошибок"),
         ],
         user=personas.supervisor_a,
     )
