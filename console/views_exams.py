@@ -22,6 +22,7 @@ from console.views import _panel
 from material.models import Answer
 from panels.access import get_object_for, require
 from panels.models import Expert
+from quality import exam_import as exam_import_service
 from quality import exams as exam_services
 from quality import selectors as quality_selectors
 from quality.models import Exam, ExamAttempt, ReferenceLabel, ReferenceScore
@@ -254,7 +255,7 @@ def exam_import(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.error(request, str(error))
         return redirect("console_exam", pk=exam.pk)
     upload = form.cleaned_data["file"]
-    report = exam_services.exam_import(
+    report = exam_import_service.exam_import(
         exam=exam, content=upload.read(), filename=upload.name, user=request.user
     )
     if report.errors:

@@ -19,7 +19,8 @@ from django.urls import reverse
 from material.models import Answer
 from panels.models import Panel
 from protocol.rationale import MAX_LENGTH
-from quality.exams import exam_create, exam_import, exam_item_add
+from quality.exam_import import exam_import
+from quality.exams import exam_create, exam_item_add
 from quality.models import Exam, ReferenceScore
 from taxonomy.services import criteria_for
 from tests.conftest import PASSWORD, Personas, make_expert, rubric_of

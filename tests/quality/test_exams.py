@@ -18,13 +18,13 @@ from openpyxl import Workbook
 from material.models import Answer
 from panels.models import Expert, Membership, SupervisorAction
 from quality.copies import scores_match
+from quality.exam_import import exam_import
 from quality.exams import (
     ExamError,
     ReferenceInput,
     exam_attempt_override,
     exam_attempt_start,
     exam_create,
-    exam_import,
     exam_item_add,
     exam_references_set,
     exam_refusal,
