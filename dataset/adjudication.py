@@ -2,7 +2,9 @@
 
 `adjudicate` records a verdict (a value of the triple's rubric, or NA where the criterion
 allows it) with a reason; `latest_for` gives each triple's latest one, for the review page and
-the export's own columns. The aggregation does not use them yet (`ADJUDICATION_OVERRIDES`).
+the export's own columns. The aggregation uses them only when
+`POLLUX["ADJUDICATION_OVERRIDES"]` is on (`with_overrides`): then an adjudicated triple's
+verdict is the supervisor's.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+import pandas as pd
 from django.db import transaction
 from django.utils.translation import gettext as _
 
@@ -82,4 +86,38 @@ def latest_for(triple_ids: Iterable[int]) -> dict[int, Adjudication]:
     )
     for row in rows:
         out.setdefault(row.triple_id, row)
+    return out
+
+
+def with_overrides(triples: pd.DataFrame, kept: pd.DataFrame) -> pd.DataFrame:
+    """The aggregation's per-triple verdicts with each adjudicated triple's latest verdict in
+    place of the experts' (POLLUX["ADJUDICATION_OVERRIDES"]; the caller asks the setting).
+
+    An adjudicated triple is in the dataset whatever excluded it before (the supervisor's
+    verdict settles the dispute): its mode and mean are the adjudicated score (NaN and
+    `all_na` for NA), and its confidence is the share of its kept expert estimates that gave
+    that value, so the experts' agreement with the verdict stays visible. `kept` holds the
+    kept estimates' triple_id, score and is_na. Triples without an adjudication are unchanged.
+    """
+    verdicts = latest_for(triples["triple_id"].tolist())
+    if not verdicts:
+        return triples
+    out = triples.copy()
+    ids = out["triple_id"].to_numpy()
+    for position in np.flatnonzero(np.isin(ids, list(verdicts))):
+        verdict = verdicts[int(ids[position])]
+        mine = kept[kept["triple_id"] == ids[position]]
+        if verdict.is_na:
+            agree = mine["is_na"].astype(bool)
+            value = np.nan
+        else:
+            agree = ~mine["is_na"].astype(bool) & (mine["score"] == verdict.score)
+            value = float(verdict.score)  # type: ignore[arg-type]
+        out.iat[position, out.columns.get_loc("mode")] = value
+        out.iat[position, out.columns.get_loc("mean")] = value
+        out.iat[position, out.columns.get_loc("all_na")] = bool(verdict.is_na)
+        out.iat[position, out.columns.get_loc("confidence")] = (
+            float(agree.mean()) if len(mine) else np.nan
+        )
+        out.iat[position, out.columns.get_loc("excluded_reason")] = ""
     return out

@@ -25,15 +25,17 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from django.conf import settings
 from django.db import connection, transaction
 
+from dataset.adjudication import with_overrides
 from dataset.agreement import agreement_report, result_tables
 from dataset.models import EXCLUDED_CRITICAL, EXCLUDED_FEW, EXCLUDED_NO_SCORE, TripleAggregate
 from dataset.pairwise import LabelAggregation, aggregate_rows, read_label_frame
@@ -652,10 +654,13 @@ def dataset_compute_from(
     labels = read_label_frame() if labels is None else labels
     pairwise: LabelAggregation = kinds.slot(kinds.PAIRWISE, "aggregate")(labels, rules)
     result: AggregationResult = kinds.slot(kinds.POINTWISE, "aggregate")(estimates, rules)
-    triples = label_dimensions(result.triples)
-    included = triples[triples["excluded_reason"] == ""]
     mask = estimates["estimate_id"].isin(result.kept_estimate_ids).to_numpy()
     kept = estimates.loc[mask, ["triple_id", "score", "is_na"]]
+    if settings.POLLUX["ADJUDICATION_OVERRIDES"]:
+        # The supervisors' verdicts replace the experts' where they exist (off by default).
+        result = replace(result, triples=with_overrides(result.triples, kept))
+    triples = label_dimensions(result.triples)
+    included = triples[triples["excluded_reason"] == ""]
     # The read's and the rules' garbage goes back to the system before Krippendorff's alpha
     # takes its transient (units x values x values arrays: ~100 MB at POLLUX scale).
     release_memory()

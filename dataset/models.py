@@ -44,8 +44,8 @@ class Adjudication(models.Model):
     """A supervisor's verdict on a disputed triple, kept apart from the experts' estimates.
 
     Every verdict is kept; the latest of a triple is the one the dataset shows (its own export
-    columns). The aggregation does not read it yet: `POLLUX["ADJUDICATION_OVERRIDES"]` names
-    the switch that will let it replace the experts' verdict.
+    columns). The aggregation uses it in place of the experts' verdict only when
+    `POLLUX["ADJUDICATION_OVERRIDES"]` is on (dataset.adjudication.with_overrides).
     """
 
     triple = models.ForeignKey(Triple, on_delete=models.CASCADE, related_name="adjudications")

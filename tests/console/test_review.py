@@ -15,6 +15,8 @@ from django.test import Client
 from django.urls import reverse
 
 from dataset import columns
+from dataset.adjudication import adjudicate
+from dataset.aggregation import aggregation_run
 from dataset.export import ExportOptions, dataset_export
 from dataset.models import Adjudication, TripleAggregate
 from material.models import Answer
@@ -400,3 +402,35 @@ def test_a_bad_verdict_is_a_400_naming_the_field_and_nothing_is_written(
     assert _login("sup_b").post(url, {"score": "1", "reason": "x y"}).status_code == 404
     assert _login("expert_a").post(url, {"score": "1", "reason": "x y"}).status_code == 403
     assert not Adjudication.objects.exists()
+
+
+def _verdicts() -> dict[int, tuple[Any, ...]]:
+    return {
+        row[0]: row[1:]
+        for row in TripleAggregate.objects.values_list(
+            "triple_id", "mode", "mean", "confidence", "excluded_reason"
+        )
+    }
+
+
+def test_the_aggregation_takes_the_verdict_only_when_the_setting_says_so(
+    personas: Personas, scored: Scored, settings: Any
+) -> None:
+    triple = _disputed_triple(scored)
+    values = rubric_of(triple).values
+    aggregation_run()
+    before = _verdicts()
+    adjudicate(
+        triple=triple, score=values[0], is_na=False, reason="Прав второй эксперт.", user=None
+    )
+    # Off (the default): the experts' verdicts, exactly as before the adjudication.
+    aggregation_run()
+    assert _verdicts() == before
+    settings.POLLUX = {**settings.POLLUX, "ADJUDICATION_OVERRIDES": True}
+    aggregation_run()
+    after = _verdicts()
+    # On: the supervisor's score; the confidence is the share of the two kept expert scores
+    # that gave it (one of two); every other triple keeps the experts' verdict.
+    assert after.pop(triple.pk) == (values[0], float(values[0]), 0.5, "")
+    before.pop(triple.pk)
+    assert after == before
