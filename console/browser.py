@@ -316,7 +316,33 @@ def browse_answers(
         )
 
     rows, next_before = _keyset(qs, detail, f, size)
+    _attach_review_panels(rows, panel_ids=panel_ids)
     return Page(rows=rows, next_before=next_before, filters=f)
+
+
+def _attach_review_panels(rows: list[Any], *, panel_ids: list[int] | None) -> None:
+    """Set `review_panels` on each answer row: the viewer's panels (`panel_ids`, None: all)
+    that score it, as (panel id, number) in panel order, for the links to its review page.
+
+    One query for the whole page (the page's answer ids), never one per row. A panel scores an
+    answer when the answer has a triple of it: the builder routes triples by the same table the
+    review page's rule (`quality.manage_panel_answer`) reads, and reserved copies are not rows.
+    """
+    by_answer: dict[int, list[tuple[int, int]]] = {row.pk: [] for row in rows}
+    if not by_answer:
+        return
+    triples = Triple.objects.filter(answer_id__in=list(by_answer))
+    if panel_ids is not None:
+        triples = triples.filter(panel_id__in=panel_ids)
+    pairs = (
+        triples.values_list("answer_id", "panel_id", "panel__number")
+        .distinct()
+        .order_by("answer_id", "panel__number", "panel_id")
+    )
+    for answer_id, panel_id, number in pairs:
+        by_answer[answer_id].append((panel_id, number))
+    for row in rows:
+        row.review_panels = by_answer[row.pk]
 
 
 def browse_instructions(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -301,3 +302,46 @@ def test_a_supervisor_who_scores_an_answer_does_not_see_its_verdicts(
     # The admin, who scores nothing, sees the verdict.
     admin = _login("admin").get(url, {"kind": "triples", "status": "in_dataset"})
     assert triple.pk in _triple_ids(admin.content.decode())
+
+
+def _review_links(html: str) -> set[str]:
+    return set(re.findall(r'class="review-link" data-panel="\d+" href="([^"#]+)', html))
+
+
+def test_rows_link_to_the_answer_review_page_of_the_viewers_panels(
+    personas: Personas,
+    material: dict[str, Answer],
+    django_assert_max_num_queries: Callable[..., Any],
+) -> None:
+    client = _login("sup_a")
+    url = reverse(BROWSER)
+    plain, poem = material["plain"], material["poem"]
+    plain_review = reverse("console_answer_review", args=[personas.panel_a.pk, plain.pk])
+
+    answers_html = client.get(url).content.decode()
+    links = _review_links(answers_html)
+    assert plain_review in links
+    # Only his panel's review pages: panel B scores the poem, it is not his.
+    assert all(f"/panels/{personas.panel_a.pk}/" in link for link in links)
+    assert reverse("console_answer_review", args=[personas.panel_b.pk, poem.pk]) not in links
+    assert client.get(plain_review).status_code == 200
+
+    triple = Triple.objects.filter(answer=plain, panel=personas.panel_a).first()
+    assert triple is not None
+    triples_html = client.get(url, {"kind": "triples", "q": str(triple.pk)}).content.decode()
+    assert plain_review in _review_links(triples_html)
+    assert f'href="{plain_review}#triple-{triple.pk}"' in triples_html
+
+    # The admin's answer rows link the poem's review through panel B, where it is scored.
+    admin = _login("admin")
+    poem_review = reverse("console_answer_review", args=[personas.panel_b.pk, poem.pk])
+    assert poem_review in _review_links(admin.get(url).content.decode())
+    assert admin.get(poem_review).status_code == 200
+
+    # The links cost one query per page, not one per row: a page of 3 answers and a page of 1
+    # take the same number of queries.
+    with django_assert_max_num_queries(100) as full:
+        client.get(url)
+    with django_assert_max_num_queries(100) as single:
+        client.get(url, {"q": str(plain.pk)})
+    assert len(full.captured_queries) == len(single.captured_queries)
