@@ -26,10 +26,10 @@ from quality.copies import (
     scoring_material_create,
 )
 from quality.exams import (
-    GOLD_COMMENT,
     MAX_GOLD_PAIRS,
     ExamError,
     ReferenceInput,
+    gold_reference_labels,
     references_check,
 )
 from quality.exams import gold_pairs as unanimous_pairs
@@ -207,19 +207,11 @@ def control_pairs_add_from_gold(
     items = ControlItem.objects.bulk_create(
         [ControlItem(panel=panel, pair_id=pk, created_by=actor_or_none(user)) for pk in chosen]
     )
-    references = []
-    for item, pk in zip(items, chosen, strict=True):
-        for g in gold[pk]:
-            assert g.triple.comparison_criterion_id is not None, "gold is pairwise"
-            references.append(
-                ReferenceLabel(
-                    control_item=item,
-                    comparison_criterion_id=g.triple.comparison_criterion_id,
-                    label=g.label.value,
-                    comment=GOLD_COMMENT,
-                )
-            )
-    ReferenceLabel.objects.bulk_create(references)
+    ReferenceLabel.objects.bulk_create(
+        label
+        for item, pk in zip(items, chosen, strict=True)
+        for label in gold_reference_labels(gold[pk], control_item=item)
+    )
     audit(
         action=SupervisorAction.Kind.CONTROL_ITEM_ADD,
         actor=user,

@@ -31,6 +31,15 @@ from work.models import (
 )
 
 
+def _deadline(kind: str) -> Any:
+    """A copy's reservation deadline: control items are reserved (and expire) like real work,
+    since a copy that never expires or carries no deadline would tell itself apart; exam items
+    have none (the attempt is their frame)."""
+    if kind != AssignmentKind.CONTROL:
+        return None
+    return timezone.now() + timedelta(hours=settings.POLLUX["ASSIGNMENT_RESERVATION_HOURS"])
+
+
 def scores_match(
     *,
     ref_score: int | None,
@@ -137,13 +146,7 @@ def scoring_material_create(
                 )
             )
     Triple.objects.bulk_create(triples)
-    # Control items are reserved (and expire) like real work: a copy that never expires or
-    # carries no deadline would tell itself apart.
-    deadline = (
-        timezone.now() + timedelta(hours=settings.POLLUX["ASSIGNMENT_RESERVATION_HOURS"])
-        if kind == AssignmentKind.CONTROL
-        else None
-    )
+    deadline = _deadline(kind)
     assignments = Assignment.objects.bulk_create(
         [
             Assignment(
@@ -200,11 +203,7 @@ def comparison_material_create(
         for criterion in pair_criteria
     ]
     Triple.objects.bulk_create(triples)
-    deadline = (
-        timezone.now() + timedelta(hours=settings.POLLUX["ASSIGNMENT_RESERVATION_HOURS"])
-        if kind == AssignmentKind.CONTROL
-        else None
-    )
+    deadline = _deadline(kind)
     assignments = Assignment.objects.bulk_create(
         [
             Assignment(

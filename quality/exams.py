@@ -192,6 +192,23 @@ MAX_GOLD_PAIRS = 200
 GOLD_COMMENT = "unanimous 3/3"
 
 
+def gold_reference_labels(gold: Sequence[GoldItem], **owner: Any) -> list[ReferenceLabel]:
+    """The reference labels of one gold pair (its unanimous labels) for an exam item
+    (`item=`) or a control item (`control_item=`)."""
+    labels = []
+    for g in gold:
+        assert g.triple.comparison_criterion_id is not None, "gold is pairwise"
+        labels.append(
+            ReferenceLabel(
+                comparison_criterion_id=g.triple.comparison_criterion_id,
+                label=g.label.value,
+                comment=GOLD_COMMENT,
+                **owner,
+            )
+        )
+    return labels
+
+
 def gold_pairs(panel_id: int) -> dict[int, list[GoldItem]]:
     """The panel's pairs whose every comparison criterion is unanimous, with their gold items.
 
@@ -247,20 +264,11 @@ def exam_pairs_add_from_gold(
     items = ExamItem.objects.bulk_create(
         [ExamItem(exam=target, pair=copy, position=start + k) for k, copy in enumerate(copies)]
     )
-    references = []
-    for item, pk in zip(items, chosen, strict=True):
-        for g in gold[pk]:
-            assert g.triple.comparison_criterion_id is not None, "gold is pairwise"
-            references.append(
-                ReferenceLabel(
-                    item=item,
-                    comparison_criterion_id=g.triple.comparison_criterion_id,
-                    label=g.label.value,
-                    comment=GOLD_COMMENT,
-                    author=None,
-                )
-            )
-    ReferenceLabel.objects.bulk_create(references)
+    ReferenceLabel.objects.bulk_create(
+        label
+        for item, pk in zip(items, chosen, strict=True)
+        for label in gold_reference_labels(gold[pk], item=item)
+    )
     return target, items
 
 
