@@ -5,7 +5,7 @@ test_pairwise_judge.py against a stub server).
 A 135M model is a poor judge: parse failures are expected. What is asserted is the contract:
 every (triple, template) gets exactly one row, a failure keeps its raw text and never becomes a
 label, a parsed label is one of the four options in the pair's orientation, and the one-shot
-example shown comes from another instruction's unanimous item.
+example shown is a unanimous item of another pair.
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ def test_a_pairwise_run_with_real_weights_keeps_the_contract(personas: Any) -> N
         t.pk for (name, _key), t in world.triples.items() if name in ("P1", "P2")
     )
     options = {label.value for label in Label}
+    by_id = {t.pk: t for t in world.triples.values()}
+    unanimous = (("P1", "factuality"), ("P2", "factuality"), ("P0", "repetition"))
+    gold = [world.triples[key] for key in unanimous]
     for row in rows:
         assert row.template == "repa_1"
         assert row.raw_text or row.generated_tokens == 0
@@ -60,5 +63,8 @@ def test_a_pairwise_run_with_real_weights_keeps_the_contract(personas: Any) -> N
         else:
             assert row.label == "" and row.error
         # The one gold example is P0 (panel B's unanimous item), never the pair itself.
-        assert row.examples == [world.triples[("P0", "repetition")].pk], row.examples
+        # One gold example: a unanimous item of another pair, never of the pair judged.
+        assert len(row.examples) == 1, row.examples
+        example = by_id[row.examples[0]]
+        assert example in gold and example.pair_id != by_id[row.triple_id].pair_id
     assert run.prompt_tokens > 0 and run.generated_tokens > 0
