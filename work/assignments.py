@@ -67,7 +67,7 @@ def triples_build(*, answer_ids: Iterable[int] | None = None, panel_id: int | No
     keeps ignore_conflicts all the same.
     """
     with transaction.atomic():
-        _build_lock()
+        build_lock()
         rows = _missing_triples(answer_ids)
         if panel_id is not None:
             rows = _rows_of_panel(rows, panel_id)
@@ -111,8 +111,9 @@ def _rows_of_panel(rows: list[TripleRow], panel_id: int) -> list[TripleRow]:
     ]
 
 
-def _build_lock() -> None:
-    """Take the build lock until the end of the current transaction (re-entrant)."""
+def build_lock() -> None:
+    """Take the build lock until the end of the current transaction (re-entrant); every
+    builder of any kind of work takes it, so two builds never race for a slot."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [BUILD_LOCK_ID])
@@ -213,7 +214,7 @@ def assignments_build(
     # One transaction under the build lock: concurrent builders take turns, each seeing what
     # the previous one committed (triples and slots).
     with transaction.atomic():
-        _build_lock()
+        build_lock()
         new_triples = triples_build(answer_ids=answer_list, panel_id=panel_id)
         report = _fill_slots(answer_list, progress, panel_id)
     report["triples_created"] = new_triples

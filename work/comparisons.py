@@ -22,7 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -33,7 +33,7 @@ from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP
 from protocol.pairwise import Label, unplace
 from taxonomy.services import comparison_criteria
 from work import hooks, kinds
-from work.assignments import BUILD_LOCK_ID, OPEN_STATUSES, assignment_release
+from work.assignments import OPEN_STATUSES, assignment_release, build_lock
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -50,14 +50,6 @@ Progress = Callable[[int, int], None]
 REPA_OVERLAP = 3
 # The free comment of a pair: long enough for a paragraph per error, bounded like a rationale.
 MAX_COMMENT_CHARS = 5000
-
-
-def _build_lock() -> None:
-    # The same advisory lock as the pointwise builder: one builder of any kind at a time, so
-    # two builds never race for a slot.
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [BUILD_LOCK_ID])
 
 
 def comparison_triples_build(
@@ -79,7 +71,7 @@ def comparison_triples_build(
     if pair_ids is not None:
         pairs = pairs.filter(pk__in=list(pair_ids))
     with transaction.atomic():
-        _build_lock()
+        build_lock()
         routed = set(
             Triple.objects.filter(kind=TripleKind.PAIRWISE, pair__in=pairs).values_list(
                 "pair_id", flat=True
@@ -138,7 +130,7 @@ def comparisons_build(
     rng = random.Random(seed)  # noqa: S311
     pair_list = list(pair_ids) if pair_ids is not None else None
     with transaction.atomic():
-        _build_lock()
+        build_lock()
         created_triples = (
             comparison_triples_build(panel_id=panel_id, pair_ids=pair_list, overlap=overlap)
             if route
