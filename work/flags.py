@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 
 from panels.models import Panel
 from work.assignments import OPEN_STATUSES, assignment_release
+from work.entries import entry_of
 from work.models import Assignment, AssignmentKind, Flag, FlagKind, FlagReason, FlagResolution
 from work.services import ScoringClosed
 
@@ -99,3 +100,21 @@ def flag_resolve(*, flag: Flag, user: Any, resolution: str, note: str = "") -> F
     locked.resolved_at = timezone.now()
     locked.save(update_fields=["resolution", "resolution_note", "resolved_by", "resolved_at"])
     return locked
+
+
+@transaction.atomic
+def entry_flag(*, assignment_id: int, kind: str, reason: str, comment: str = "") -> Flag:
+    """Skip or flag the answer of a whole entry (work.entries): the expert's work on it for
+    every panel leaves his queue together, and a broken-item flag reaches each panel's
+    supervisor. Returns the lead assignment's flag; any refusal leaves nothing written."""
+    # Read before the lead is released: a released lead is an entry of one.
+    others = list(
+        entry_of(assignment_id)
+        .exclude(pk=assignment_id)
+        .filter(status__in=OPEN_STATUSES)
+        .values_list("pk", flat=True)
+    )
+    lead = assignment_flag(assignment_id=assignment_id, kind=kind, reason=reason, comment=comment)
+    for other in others:
+        assignment_flag(assignment_id=other, kind=kind, reason=reason, comment=comment)
+    return lead

@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 
 from panels.models import SupervisorAction
 from panels.services import actor_or_none, audit
+from work.entries import entry_of
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -126,7 +127,8 @@ def returned_for(assignment_id: int, user_id: int) -> list[dict[str, Any]]:
     criterion and the supervisor's comment (never who wrote it)."""
     rows = (
         Estimate.objects.filter(
-            assignment_id=assignment_id,
+            # Every panel's work scored on the page (work.entries), in the same query.
+            assignment__in=entry_of(assignment_id),
             assignment__expert__user_id=user_id,
             review_status=ReviewStatus.RETURNED,
         )

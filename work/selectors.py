@@ -10,6 +10,7 @@ from django.utils.translation import get_language
 
 from panels.models import Expert, Membership
 from taxonomy.models import GROUP_ORDER, CriterionGroup, best_of
+from work import entries
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -56,7 +57,11 @@ def expert_assignments(expert: Expert) -> QuerySet[Assignment]:
 
 
 def queue_counts(expert: Expert) -> dict[str, int]:
-    counts = Assignment.objects.filter(expert=expert).aggregate(
+    """Entries by status: an answer scored for several panels on one page counts once."""
+    entries_only = entries.with_state_class(Assignment.objects.filter(expert=expert)).exclude(
+        entries.not_entry_lead()
+    )
+    counts = entries_only.aggregate(
         assigned=Count("id", filter=Q(status=AssignmentStatus.ASSIGNED)),
         in_progress=Count("id", filter=Q(status=AssignmentStatus.IN_PROGRESS)),
         submitted=Count("id", filter=Q(status=AssignmentStatus.SUBMITTED)),
@@ -66,7 +71,13 @@ def queue_counts(expert: Expert) -> dict[str, int]:
 
 
 def queue_page(expert: Expert, status: str | None) -> QuerySet[Assignment]:
-    qs = expert_assignments(expert).select_related("answer__instruction__task", "panel")
+    """The expert's queue, one row per entry (work.entries: an answer's work for several panels
+    is scored on one page); `entries.entry_panels` names the panels of a page's rows."""
+    qs = (
+        entries.with_state_class(expert_assignments(expert))
+        .exclude(entries.not_entry_lead())
+        .select_related("answer__instruction__task", "panel")
+    )
     if status in {s.value for s in AssignmentStatus}:
         qs = qs.filter(status=status)
     # Only the columns the queue shows: long texts are never loaded for the list.
@@ -78,6 +89,8 @@ def queue_page(expert: Expert, status: str | None) -> QuerySet[Assignment]:
         "submitted_at",
         "critical_stop",
         "pair",
+        "expert",
+        "locked",
         "panel__number",
         "panel__name_en",
         "panel__name_ru",
@@ -147,8 +160,16 @@ def _pick(lang: str, ru: str, en: str) -> str:
     return (en or ru) if lang == "en" else (ru or en)
 
 
+# Whose criterion it is, on a page that shows an entry of several panels (work.entries).
+_PAGE_OWNER_COLUMNS = ("assignment_id", "assignment__status", "assignment__panel__number")
+
+
 def scoring_rows(
-    assignment: Assignment, posted: Mapping[int, Any] | None = None, errors: Any = None
+    assignment: Assignment,
+    posted: Mapping[int, Any] | None = None,
+    errors: Any = None,
+    *,
+    entry: bool = False,
 ) -> list[dict[str, Any]]:
     """Criteria of an assignment in scoring order (critical gates first) with current values:
     the one builder of the scoring page and the scoring API (work.api shapes its JSON from it).
@@ -161,10 +182,15 @@ def scoring_rows(
     """
     # Rubric rows only: a side-by-side assignment's triples have no criterion or rubric (its
     # page reads work.comparisons.comparison_rows), so it has no rows here.
+    # `entry`: the criteria of the expert's other panels on this answer too (the page scores
+    # them together, work.entries), read in the same query; the API keeps one assignment.
+    scope = Q(assignment__in=entries.entry_of(assignment.pk)) if entry else Q(assignment=assignment)
     records: list[tuple[Any, ...]] = list(
-        Estimate.objects.filter(
-            assignment=assignment, triple__kind=TripleKind.POINTWISE
-        ).values_list(*_PAGE_ESTIMATE_COLUMNS, *(f"triple__{c}" for c in _PAGE_TRIPLE_COLUMNS))
+        Estimate.objects.filter(scope, triple__kind=TripleKind.POINTWISE).values_list(
+            *_PAGE_ESTIMATE_COLUMNS,
+            *(f"triple__{c}" for c in _PAGE_TRIPLE_COLUMNS),
+            *_PAGE_OWNER_COLUMNS,
+        )
     )
     backup = assignment.drafts_backup or {}
     # A released reservation lost its open slots; what the expert typed there is still shown
@@ -172,10 +198,13 @@ def scoring_rows(
     present = {r[0] for r in records}
     orphan_ids = [int(k) for k in backup if k.isdigit() and int(k) not in present]
     if orphan_ids:
+        owner = (assignment.pk, assignment.status, assignment.panel.number)
         for triple in Triple.objects.filter(
             pk__in=orphan_ids, kind=TripleKind.POINTWISE
         ).values_list("id", *_PAGE_TRIPLE_COLUMNS):
-            records.append((triple[0], EstimateStatus.DRAFT, None, False, "", 0, *triple[1:]))
+            records.append(
+                (triple[0], EstimateStatus.DRAFT, None, False, "", 0, *triple[1:], *owner)
+            )
     order: dict[str, int] = {str(g): i for i, g in enumerate(GROUP_ORDER)}
     records.sort(key=lambda r: (order.get(r[6], 9), r[7], r[0]))
     lang = (get_language() or "ru")[:2]
@@ -185,7 +214,8 @@ def scoring_rows(
     rows = []
     for record in records:
         (triple_id, status, score, is_na, rationale, time_spent_ms, group, _position) = record[:8]
-        key, name_ru, name_en, desc_ru, desc_en, allows_na, levels, best_end = record[8:]
+        key, name_ru, name_en, desc_ru, desc_en, allows_na, levels, best_end = record[8:16]
+        owner_id, owner_status, panel_number = record[16:]
         value = posted.get(triple_id) or backup.get(str(triple_id))
         if isinstance(value, dict):
             score, is_na, rationale = value.get("score"), value.get("is_na"), value.get("rationale")
@@ -220,6 +250,9 @@ def scoring_rows(
                 "rationale": rationale or "",
                 "time": str(time_spent_ms),
                 "errors": errors.get(triple_id, []),
+                "assignment_id": owner_id,
+                "assignment_status": owner_status,
+                "panel": panel_number,
             }
         )
     return rows

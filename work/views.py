@@ -17,7 +17,8 @@ from material.markdown import pygments_css
 from panels.access import check_object, require
 from panels.models import Expert
 from protocol.rationale import RationaleRule
-from work import flags, selectors, services, views_compare
+from taxonomy.models import CriterionGroup
+from work import entries, flags, selectors, services, views_compare
 from work.forms import items_from_post, parse_id, time_total
 from work.models import (
     Assignment,
@@ -88,27 +89,40 @@ def _own_assignment(request: HttpRequest, pk: int) -> Assignment:
     return assignment
 
 
-def _own_triple_ids(request: HttpRequest, pk: int) -> tuple[list[int], bool]:
-    """The criteria (triple ids) of an assignment the user may score, and whether it is a pair
+def _own_entry(request: HttpRequest, pk: int) -> tuple[list[entries.EntryPart], bool]:
+    """The criteria (triple ids) of the assignment's entry (work.entries: the expert's work on
+    the answer for every panel, scored on one page), per assignment, and whether it is a pair
     (side by side); 403/404 as above.
 
-    One query: the estimates are read with their assignment's expert, which the rule checks (the
-    submission locks and reads the assignment itself).
+    One query: the estimates are read with their assignment's expert, which the rule checks on
+    the lead (the entry has one expert by construction; the submission locks and reads every
+    assignment itself).
     """
     estimates = list(
-        Estimate.objects.filter(assignment_id=pk)
-        .select_related("assignment__expert")
-        .only("triple_id", "assignment__id", "assignment__pair", "assignment__expert__user")
+        Estimate.objects.filter(assignment__in=entries.entry_of(pk))
+        .select_related("assignment__expert", "triple")
+        .only(
+            "triple_id",
+            "triple__group",
+            "assignment__id",
+            "assignment__pair",
+            "assignment__expert__user",
+        )
     )
-    assignment = (
-        estimates[0].assignment
-        if estimates
+    lead = next((e.assignment for e in estimates if e.assignment_id == pk), None)
+    if lead is None:
         # No estimates: whether it exists for the user at all is asked of the assignment.
-        else Assignment.objects.select_related("expert").filter(pk=pk).first()
-    )
-    check_object(request.user, "work.score_assignment", assignment, role="work.view_queue")
-    assert assignment is not None, "check_object raises for a missing assignment"
-    return [e.triple_id for e in estimates], assignment.pair_id is not None
+        lead = Assignment.objects.select_related("expert").filter(pk=pk).first()
+    check_object(request.user, "work.score_assignment", lead, role="work.view_queue")
+    assert lead is not None, "check_object raises for a missing assignment"
+    triples: dict[int, list[int]] = {pk: []}
+    gates: set[int] = set()
+    for e in estimates:
+        triples.setdefault(e.assignment_id, []).append(e.triple_id)
+        if e.triple.group == CriterionGroup.CRITICAL:
+            gates.add(e.assignment_id)
+    parts = [entries.EntryPart(a, ids, a in gates) for a, ids in triples.items()]
+    return parts, lead.pair_id is not None
 
 
 @login_required
@@ -117,12 +131,16 @@ def queue(request: HttpRequest) -> HttpResponse:
     expert = _expert_or_403(request)
     status = request.GET.get("status") or None
     page = Paginator(selectors.queue_page(expert, status), 50).get_page(request.GET.get("page"))
+    page.object_list = list(page.object_list)
+    # An entry of several panels names them all (one query for the page).
+    entry_panels = entries.entry_panels(expert.pk, page.object_list)
     return render(
         request,
         "work/queue.html",
         {
             "counts": selectors.queue_counts(expert),
             "page": page,
+            "rows": [(a, entry_panels.get(a.pk, [])) for a in page.object_list],
             "status": status,
             "statuses": AssignmentStatus.choices,
             "paused_panels": selectors.paused_panels(expert),
@@ -174,11 +192,25 @@ def _render_assignment(
     closed_reason: str = "",
     status: int = 200,
     flag_form: Mapping[str, str] | None = None,
+    opening: bool = False,
 ) -> HttpResponse:
     instruction = assignment.answer.instruction
     exam = _position(assignment.pk, assignment.kind)
-    rows = selectors.scoring_rows(assignment, posted, errors)
+    rows = selectors.scoring_rows(assignment, posted, errors, entry=True)
+    if opening:
+        # The expert opened the answer: its other panels' work starts with it (work.entries).
+        entries.entry_open(
+            assignment,
+            {
+                r["assignment_id"]
+                for r in rows
+                if r["assignment_status"] == AssignmentStatus.ASSIGNED
+            },
+        )
+    panels = sorted({r["panel"] for r in rows}) or [assignment.panel.number]
     context = {
+        # More than one: the answer's criteria come from several panels (each row says whose).
+        "panels": panels,
         "assignment": assignment,
         "instruction": instruction,
         "answer_text": assignment.answer.text,
@@ -216,11 +248,14 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
             # Side by side: its own page (the pair's texts, never its models).
             pair_assignment = views_compare.pair_assignment(request, pk)
             return views_compare.compare_page(request, pair_assignment, closed_reason=closed)
-        return _render_assignment(request, assignment, closed_reason=closed)
+        return _render_assignment(
+            request, assignment, closed_reason=closed, opening=not closed and not assignment.locked
+        )
 
-    triple_ids, is_pair = _own_triple_ids(request, pk)
+    parts, is_pair = _own_entry(request, pk)
     if is_pair:
         return views_compare.compare_submit(request, pk)
+    triple_ids = [tid for part in parts for tid in part.triple_ids]
     items, field_errors = items_from_post(request.POST, triple_ids)
     posted = {item.triple_id: item for item in items}
     total = time_total(request.POST)
@@ -235,14 +270,15 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
             status=400,
         )
     try:
-        result = services.assignment_submit(
-            # The service locks and reads the row by its key; the page's data is only read
-            # again below when the form has to be shown once more.
-            assignment=Assignment(pk=pk),
-            items=items,
+        # Every assignment of the entry at once, or none (the service locks and reads each row
+        # by its key; the page's data is only read again below when the form is shown again).
+        result = entries.entry_submit(
+            parts,
+            items,
+            submit=services.assignment_submit,
+            total_ms=total,
             user=request.user,
             submission_key=request.POST.get("submission_key", ""),
-            time_spent_ms=total,
         )
     except services.ScoringClosed as exc:
         return _render_assignment(
@@ -273,7 +309,16 @@ def assignment_draft(request: HttpRequest, pk: int) -> HttpResponse:
     """htmx autosave of one criterion while the expert types."""
     assignment = _own_assignment(request, pk)
     triple_id = parse_id(request.POST.get("triple"))
-    if triple_id is None or not assignment.estimates.filter(triple_id=triple_id).exists():
+    if triple_id is None:
+        raise Http404
+    # The criterion may be another panel's of the same entry (work.entries): its draft is kept
+    # on its own assignment.
+    owner = (
+        Estimate.objects.filter(assignment__in=entries.entry_of(assignment.pk), triple_id=triple_id)
+        .values_list("assignment_id", flat=True)
+        .first()
+    )
+    if owner is None:
         raise Http404
     items, field_errors = items_from_post(request.POST, [triple_id])
     if field_errors:
@@ -281,7 +326,7 @@ def assignment_draft(request: HttpRequest, pk: int) -> HttpResponse:
             _("Not saved: %(why)s") % {"why": " ".join(field_errors[triple_id])}, status=422
         )
     try:
-        services.estimate_save_draft(assignment=assignment, item=items[0])
+        services.estimate_save_draft(assignment=Assignment(pk=owner), item=items[0])
     except services.ScoringClosed as exc:
         return HttpResponse(str(exc), status=409)
     except services.DraftRefused as exc:
@@ -310,7 +355,7 @@ def assignment_flag(request: HttpRequest, pk: int) -> HttpResponse:
             status=409,
         )
     try:
-        flag = flags.assignment_flag(assignment_id=assignment.pk, **fields)
+        flag = flags.entry_flag(assignment_id=assignment.pk, **fields)
     except flags.FlagRefused as exc:
         return _render_assignment(
             request,

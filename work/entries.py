@@ -1,0 +1,230 @@
+"""One entry per answer: an expert's rubric work on one answer for several panels, scored on one
+page and listed once in his queue (issue #18).
+
+The unit of work stays the assignment (expert × answer × panel): each criterion is still counted
+for its panel, reserved, released, reviewed and locked with its own assignment. An *entry* only
+groups, for the expert's eyes, the assignments that belong together:
+
+- the same expert, the same answer, the same kind (work with work, a control item with control
+  items: a control item is scored and counted apart, and a critical stop is per kind already,
+  see work.services._same_answer_work);
+- rubric work only: an exam item is its own sequence and a side-by-side pair its own page, so
+  either makes an entry of one;
+- the same state class: open (assigned or in progress) with open, submitted with submitted, and
+  locked with locked; a supervisor's return reopens only the returned assignment, which then is
+  an entry of its own until it is submitted again;
+- not of a panel where the expert is paused (that work is not opened at all).
+
+The rule is written once, as a query built from the lead assignment's key alone (scalar
+subqueries): the page, the submission, drafts, the supervisor's return notice and the queue all
+read the entry in the same statement that reads their rows, so a page of one panel costs no
+query more than before.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from django.db import transaction
+from django.db.models import (
+    Case,
+    CharField,
+    Exists,
+    F,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.utils import timezone
+
+from panels.models import Membership
+from work.models import Assignment, AssignmentKind, AssignmentStatus
+
+OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
+
+
+def _state_class() -> Case:
+    # Assigned and in progress are one class: opening an entry starts all of it, but a sibling
+    # may still be "assigned" when the lead was opened before it arrived.
+    return Case(
+        When(status__in=OPEN, then=Value("open")),
+        default=F("status"),
+        output_field=CharField(),
+    )
+
+
+def _paused() -> Exists:
+    return Exists(
+        Membership.objects.filter(
+            expert_id=OuterRef("expert_id"), panel_id=OuterRef("panel_id"), is_paused=True
+        )
+    )
+
+
+# The fields an assignment shares with the others of its entry (`state_class` annotated).
+ENTRY_KEY = ("expert_id", "answer_id", "kind", "locked", "state_class")
+
+
+def _candidates() -> QuerySet[Assignment]:
+    """Assignments that can be grouped at all: rubric work, not released, not paused."""
+    return (
+        Assignment.objects.annotate(state_class=_state_class())
+        .filter(pair__isnull=True)
+        .exclude(kind=AssignmentKind.EXAM)
+        .exclude(status=AssignmentStatus.RELEASED)
+        .exclude(_paused())
+    )
+
+
+def _grouped(lead: Callable[[str], Any]) -> QuerySet[Assignment]:
+    """The rule itself: the assignments grouped with a lead whose fields `lead(name)` gives (a
+    scalar subquery of a lead read by key, or an OuterRef of an enclosing query annotated with
+    `state_class`). The lead's being rubric work (no pair) is its caller's condition."""
+    return _candidates().filter(**{name: lead(name) for name in ENTRY_KEY})
+
+
+def entry_panels(expert_id: int, leads: Iterable[Assignment]) -> dict[int, list[int]]:
+    """Panel numbers of each listed lead's entry (by the lead's key), in one query: the queue
+    shows one row per entry and names every panel the answer is scored for there."""
+    leads = [a for a in leads if a.pair_id is None and a.kind != AssignmentKind.EXAM]
+    if not leads:
+        return {}
+    panels: dict[tuple[Any, ...], set[int]] = defaultdict(set)
+    for *key, number in (
+        _candidates()
+        .filter(expert_id=expert_id, answer_id__in={a.answer_id for a in leads})
+        .values_list(*ENTRY_KEY, "panel__number")
+    ):
+        panels[tuple(key)].add(number)
+    return {
+        a.pk: sorted(panels.get(tuple(getattr(a, name) for name in ENTRY_KEY), ())) for a in leads
+    }
+
+
+def entry_of(lead_id: int) -> QuerySet[Assignment]:
+    """The assignments that make one entry with the lead (the lead included), as one query.
+
+    A lead that is an exam item, a side-by-side pair or released is an entry of one.
+    """
+    lead = Assignment.objects.filter(pk=lead_id).annotate(state_class=_state_class())
+    grouped = _grouped(lambda name: Subquery(lead.values(name)[:1])).filter(
+        # The lead must itself be rubric work: a pair's "answer" is its first text, and its
+        # comparison is no part of the pointwise work on that text.
+        Exists(lead.filter(pair__isnull=True))
+    )
+    return Assignment.objects.filter(Q(pk=lead_id) | Q(pk__in=grouped.values("pk")))
+
+
+def not_entry_lead() -> Q:
+    """Filter: the assignment is not the first (lowest key) of its entry, so a list that shows
+    one row per entry leaves it out. The list's query must be annotated with `state_class`
+    (`with_state_class`)."""
+    earlier = _grouped(OuterRef).filter(pk__lt=OuterRef("pk"))
+    return Q(pair__isnull=True) & ~Q(kind=AssignmentKind.EXAM) & Q(Exists(earlier))
+
+
+def with_state_class(qs: QuerySet[Assignment]) -> QuerySet[Assignment]:
+    return qs.annotate(state_class=_state_class())
+
+
+def entry_open(lead: Assignment, assigned_ids: Iterable[int]) -> None:
+    """Start the entry's other assignments still waiting ("assigned") with the lead: the expert
+    opened their answer (work.services.assignment_open starts the lead itself)."""
+    ids = [pk for pk in assigned_ids if pk != lead.pk]
+    if not ids:
+        return
+    Assignment.objects.filter(pk__in=ids, status=AssignmentStatus.ASSIGNED).update(
+        status=AssignmentStatus.IN_PROGRESS,
+        started_at=timezone.now(),
+        reserved_until=lead.reserved_until,
+    )
+
+
+@dataclass(frozen=True)
+class EntryPart:
+    """One assignment of an entry with its criteria (triple ids), as the submission reads it."""
+
+    assignment_id: int
+    triple_ids: list[int]
+    has_gates: bool
+
+
+def split_items(parts: list[EntryPart], items: list[Any]) -> list[tuple[EntryPart, list[Any]]]:
+    """The submitted items of each assignment, the one holding the critical gates first: its
+    stop (a violation) then carries to the others (work.services._carry_critical_stop), which
+    are submitted after it exactly as if the expert had scored them on their own pages."""
+    owner = {tid: part.assignment_id for part in parts for tid in part.triple_ids}
+    by_assignment: dict[int, list[Any]] = defaultdict(list)
+    for item in items:
+        by_assignment[owner[item.triple_id]].append(item)
+    ordered = sorted(parts, key=lambda p: (not p.has_gates, p.assignment_id))
+    return [(part, by_assignment.get(part.assignment_id, [])) for part in ordered]
+
+
+def time_shares(parts: list[EntryPart], total_ms: int) -> dict[int, int]:
+    """The page's time split over the entry's assignments by their number of criteria: each
+    panel's statistics count the time spent on its own criteria, and the sum is the page's."""
+    criteria = sum(len(p.triple_ids) for p in parts) or 1
+    return {p.assignment_id: total_ms * len(p.triple_ids) // criteria for p in parts}
+
+
+class _RollBack(Exception):
+    """Raised inside the entry's transaction to undo the parts already written."""
+
+
+def entry_submit(
+    parts: list[EntryPart],
+    items: list[Any],
+    *,
+    submit: Any,
+    total_ms: int,
+    **options: Any,
+) -> Any:
+    """Submit every assignment of an entry in one transaction, or none of them.
+
+    `submit` is work.services.assignment_submit (passed in, so that this module stays below the
+    services). Every part is checked, so a refusal names all the criteria to fix at once; then
+    any refusal rolls the whole entry back and the refusals are returned merged (triple ids are
+    unique within an entry). On success: the lead's result, with the stop of any part.
+    """
+    shares = time_shares(parts, total_ms)
+    if len(parts) == 1:
+        # An entry of one (most answers): the service's own transaction is the entry's.
+        return submit(
+            assignment=Assignment(pk=parts[0].assignment_id),
+            items=items,
+            time_spent_ms=total_ms,
+            **options,
+        )
+    results: list[Any] = []
+    try:
+        with transaction.atomic():
+            for part, own in split_items(parts, items):
+                results.append(
+                    submit(
+                        assignment=Assignment(pk=part.assignment_id),
+                        items=own,
+                        time_spent_ms=shares[part.assignment_id],
+                        **options,
+                    )
+                )
+            if not all(r.ok for r in results):
+                raise _RollBack
+    except _RollBack:
+        refused = [r for r in results if not r.ok]
+        merged = replace(refused[0], errors={}, form_errors=[])
+        for r in refused:
+            merged.errors.update(r.errors)
+            merged.form_errors.extend(e for e in r.form_errors if e not in merged.form_errors)
+        return merged
+    return replace(
+        results[0],
+        critical_stop=any(r.critical_stop for r in results),
+        already_submitted=all(r.already_submitted for r in results),
+    )
