@@ -1,0 +1,358 @@
+"""Span markup comparison by the ПРО//ЧТЕНИЕ «Грамматика» regulations (Appendix 1 and Appendix 2,
+section 3): the optimal correspondence between two markups of one text and the pairwise
+accuracy metrics M2–M6, the relative accuracies and СТАР.
+
+Pure functions over plain values (no Django): the markup tool, the comparison view, the
+automatic checking of participants' markups and the benchmark all call these.
+
+Choices where the regulations are silent (documented in docs/spans.md as well):
+
+- **Spans in the loss** are sets of character positions [start, end): the loss L uses the
+  Jaccard distance of those sets (the regulations define J over "fragments", and B, E are
+  positions); M5 alone is word-level, as the regulations say.
+- **Whole-text errors** (no span) are fragments with `start = end = None`: two of them coincide
+  (J = 0, same start), and one never intersects a located fragment (J = 1).
+- **Ties**: several correspondences may reach the same minimal loss Q; the optimum is solved
+  exactly (Hungarian algorithm, scipy's `linear_sum_assignment`), and which of equal optima is
+  returned is the solver's. Tests compare Q with the regulations' exhaustive search.
+- **Empty markups**: when X and Y are both empty every metric is 100 % (nothing to find, nothing
+  missed); when only one is empty, M2–M6 are 0 % except where a metric's own denominator is
+  empty (below).
+- **M4** compares the subtype, and the comment where one is written (a written comment overrides
+  the subtype, Appendix 3, 1.2): equal when the normalised comments are equal (case, spaces and
+  final punctuation ignored) or, without comments, when the subtypes are equal, both absent
+  included. A true paraphrase judgement needs a model; this exact rule undercounts paraphrases
+  and is stated as such.
+- **M6**'s denominator is the fragments of X with a correction (its own wording: "fragments of X
+  that have a correction and a matched fragment with the same correction"); when X has no
+  correction M6 is 100 % if Y has none either and 0 % otherwise (every correction was missed).
+- **Inter-expert agreement** in the relative accuracies is over ordered pairs of distinct
+  experts (M is not symmetric); zero agreement leaves the relative accuracy undefined (None).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import permutations
+from statistics import fmean
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+# The regulations' weights: M1 and M7 are not used (w1 = w7 = 0); M2..M6 equally.
+DEFAULT_WEIGHTS: Mapping[str, float] = {"M2": 1.0, "M3": 1.0, "M4": 1.0, "M5": 1.0, "M6": 1.0}
+METRICS = ("M2", "M3", "M4", "M5", "M6")
+
+# Latin letters that look like Cyrillic ones: a code typed with a Latin P is the Cyrillic Р.
+_HOMOGLYPHS = str.maketrans("ABCEHKMOPTXY", "АВСЕНКМОРТХУ")
+
+
+def normalize_code(code: str) -> str:
+    """A code as compared: case-insensitive, Latin look-alikes read as Cyrillic letters."""
+    return " ".join(code.strip().upper().translate(_HOMOGLYPHS).split())
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """One fragment of a markup: a span [start, end) of the text (None: the whole text), its
+    code (error type or meaning block), subtype, comment and correction."""
+
+    start: int | None
+    end: int | None
+    code: str
+    subtype: str = ""
+    comment: str = ""
+    correction: str = ""
+
+    @property
+    def located(self) -> bool:
+        return self.start is not None and self.end is not None
+
+
+def jaccard_distance(x: Fragment, y: Fragment) -> float:
+    """J = 1 − |x ∩ y| / |x ∪ y| over character positions (see the module's note)."""
+    if not x.located or not y.located:
+        return 0.0 if not x.located and not y.located else 1.0
+    assert x.start is not None and x.end is not None and y.start is not None and y.end is not None
+    inter = max(0, min(x.end, y.end) - max(x.start, y.start))
+    union = (x.end - x.start) + (y.end - y.start) - inter
+    if union == 0:
+        # Two empty spans: the same point coincides, different points do not intersect.
+        return 0.0 if x.start == y.start else 1.0
+    return 1.0 - inter / union
+
+
+def loss(x: Fragment, y: Fragment) -> float:
+    """L = J + [J = 1] + [B_x ≠ B_y] + [C_x ≠ C_y] (Appendix 2, section 3)."""
+    j = jaccard_distance(x, y)
+    return (
+        j
+        + (1.0 if j == 1.0 else 0.0)
+        + (1.0 if x.start != y.start else 0.0)
+        + (1.0 if normalize_code(x.code) != normalize_code(y.code) else 0.0)
+    )
+
+
+def loss_matrix(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> np.ndarray:
+    return np.array([[loss(x, y) for y in ys] for x in xs], dtype=float).reshape(len(xs), len(ys))
+
+
+def total_loss(L: np.ndarray, pairs: Sequence[tuple[int, int]]) -> float:
+    """Q(M) = Σ L over matched pairs + the number of unmatched fragments on both sides."""
+    n, m = L.shape
+    return float(sum(L[i, k] for i, k in pairs)) + (n - len(pairs)) + (m - len(pairs))
+
+
+def match(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> list[tuple[int, int]]:
+    """The optimal correspondence (pairs of indices into xs and ys, sorted).
+
+    Q(M) = n + m + Σ_{(i,k) ∈ M} (L[i,k] − 2): only pairs with L < 2 lower the loss, so the
+    problem is a rectangular assignment on min(L − 2, 0), where a pair assigned at cost 0 is the
+    same as no pair and is dropped. (L = 2 never occurs for intersecting fragments: J < 1 makes
+    L ∈ [0, 2) ∪ (2, 3), so dropping zero-cost pairs changes no optimum.)
+    """
+    if not xs or not ys:
+        return []
+    L = loss_matrix(xs, ys)
+    gain = np.minimum(L - 2.0, 0.0)
+    rows, cols = linear_sum_assignment(gain)
+    return sorted((int(i), int(k)) for i, k in zip(rows, cols, strict=True) if gain[i, k] < 0)
+
+
+def match_exhaustive(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> list[tuple[int, int]]:
+    """The regulations' search (Appendix 2, section 3): pairs with L = 0 are fixed first, then
+    every matching of the intersecting pairs is enumerated per connected component, recursively,
+    edges with more adjacent edges first. Exponential: the reference for tests and the
+    benchmark's baseline, never the platform's path."""
+    L = loss_matrix(xs, ys)
+    n, m = L.shape
+    edges = [(i, k) for i in range(n) for k in range(m) if jaccard_distance(xs[i], ys[k]) < 1.0]
+    fixed: list[tuple[int, int]] = []
+    used_x: set[int] = set()
+    used_y: set[int] = set()
+    for i, k in edges:
+        # Step 2 moves every L = 0 edge into M; a fragment repeated verbatim would give two such
+        # edges at one fragment, so only the first keeps M a matching.
+        if L[i, k] == 0.0 and i not in used_x and k not in used_y:
+            fixed.append((i, k))
+            used_x.add(i)
+            used_y.add(k)
+    free = [(i, k) for i, k in edges if i not in used_x and k not in used_y]
+
+    def components(graph: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+        parent: dict[tuple[str, int], tuple[str, int]] = {}
+
+        def find(a: tuple[str, int]) -> tuple[str, int]:
+            while parent.setdefault(a, a) != a:
+                a = parent[a]
+            return a
+
+        for i, k in graph:
+            parent[find(("x", i))] = find(("y", k))
+        groups: dict[tuple[str, int], list[tuple[int, int]]] = {}
+        for i, k in graph:
+            groups.setdefault(find(("x", i)), []).append((i, k))
+        return list(groups.values())
+
+    def search(graph: list[tuple[int, int]]) -> tuple[float, list[tuple[int, int]]]:
+        """The best matching of a graph: components are independent (Q is a sum), so each is
+        searched alone and their optima are joined; within one, every edge is tried as the
+        next pair (most adjacent edges first) and the rest, now free of its two fragments,
+        searched again (it may split into smaller components). Returns (Σ (L − 2), pairs)."""
+        total, chosen = 0.0, []
+        for component in components(graph):
+            degree = {
+                e: sum(1 for f in component if f != e and (f[0] == e[0] or f[1] == e[1]))
+                for e in component
+            }
+            best_gain, best_pairs = 0.0, []  # no pair at all
+            for edge in sorted(component, key=lambda e: -degree[e]):
+                i, k = edge
+                gain, pairs = search([f for f in component if f[0] != i and f[1] != k])
+                gain += L[i, k] - 2.0
+                if gain < best_gain:
+                    best_gain, best_pairs = gain, [edge, *pairs]
+            total += best_gain
+            chosen.extend(best_pairs)
+        return total, chosen
+
+    return sorted(fixed + search(free)[1])
+
+
+def match_brute_force(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> list[tuple[int, int]]:
+    """Every matching of every size, for tiny cases only: the independent check in tests."""
+    L = loss_matrix(xs, ys)
+    n, m = L.shape
+    best: list[tuple[int, int]] = []
+    best_q = total_loss(L, best)
+    # Assign each x to a distinct y or to nothing (−1): all matchings.
+    options = list(range(m)) + [-1] * n
+    seen: set[tuple[int, ...]] = set()
+    for choice in permutations(options, n):
+        if choice in seen:
+            continue
+        seen.add(choice)
+        pairs = [(i, k) for i, k in enumerate(choice) if k >= 0]
+        q = total_loss(L, pairs)
+        if q < best_q - 1e-12:
+            best, best_q = pairs, q
+    return sorted(best)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """The words of a text as character spans (M5 counts words)."""
+    return [(w.start(), w.end()) for w in _WORD.finditer(text)]
+
+
+def _words_of(fragment: Fragment, words: Sequence[tuple[int, int]]) -> frozenset[int]:
+    if not fragment.located:
+        return frozenset(range(len(words)))
+    assert fragment.start is not None and fragment.end is not None
+    return frozenset(
+        idx for idx, (s, e) in enumerate(words) if s < fragment.end and e > fragment.start
+    )
+
+
+def word_jaccard(x: Fragment, y: Fragment, words: Sequence[tuple[int, int]]) -> float:
+    """Words in the intersection over words in the union (a word touched by a span is in it);
+    spans with no word at all (punctuation) are compared by their characters."""
+    wx, wy = _words_of(x, words), _words_of(y, words)
+    if not wx and not wy:
+        return 1.0 - jaccard_distance(x, y)
+    return len(wx & wy) / len(wx | wy)
+
+
+def _norm_comment(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".!?;:,… ")
+
+
+def same_comment(x: Fragment, y: Fragment) -> bool:
+    """M4's equality: written comments compared normalised (a comment overrides the subtype),
+    otherwise the subtypes (both absent counts as equal)."""
+    if x.comment.strip() or y.comment.strip():
+        return _norm_comment(x.comment) == _norm_comment(y.comment)
+    return normalize_code(x.subtype) == normalize_code(y.subtype)
+
+
+def _norm_correction(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class PairAccuracy:
+    """M(X, Y) with its parts, each in percent, and the correspondence behind them."""
+
+    metrics: dict[str, float]
+    value: float
+    pairs: list[tuple[int, int]]
+
+
+def metrics(
+    xs: Sequence[Fragment],
+    ys: Sequence[Fragment],
+    text: str,
+    *,
+    pairs: Sequence[tuple[int, int]] | None = None,
+) -> dict[str, float]:
+    """M2–M6 of markup X against markup Y of `text`, in percent (Appendix 1)."""
+    if pairs is None:
+        pairs = match(xs, ys)
+    if not xs and not ys:
+        return dict.fromkeys(METRICS, 100.0)
+    to_y = dict(pairs)
+    n, m = len(xs), len(ys)
+    precision = len(pairs) / n if n else 0.0
+    recall = len(pairs) / m if m else 0.0
+    m2 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    m3 = (
+        sum(1 for i, k in to_y.items() if normalize_code(xs[i].code) == normalize_code(ys[k].code))
+        / n
+        if n
+        else 0.0
+    )
+    m4 = sum(1 for i, k in to_y.items() if same_comment(xs[i], ys[k])) / n if n else 0.0
+    words = word_spans(text)
+    m5 = sum(word_jaccard(xs[i], ys[k], words) for i, k in to_y.items()) / n if n else 0.0
+    corrected = [i for i, x in enumerate(xs) if x.correction.strip()]
+    if corrected:
+        m6 = sum(
+            1
+            for i in corrected
+            if i in to_y
+            and _norm_correction(xs[i].correction) == _norm_correction(ys[to_y[i]].correction)
+        ) / len(corrected)
+    else:
+        m6 = 0.0 if any(y.correction.strip() for y in ys) else 1.0
+    return {"M2": 100 * m2, "M3": 100 * m3, "M4": 100 * m4, "M5": 100 * m5, "M6": 100 * m6}
+
+
+def weighted(parts: Mapping[str, float], weights: Mapping[str, float] = DEFAULT_WEIGHTS) -> float:
+    """M(X, Y) = Σ w_i M_i / Σ w_i over the metrics with a weight."""
+    total = sum(weights.get(name, 0.0) for name in METRICS)
+    if total <= 0:
+        raise ValueError("at least one of the weights w2..w6 must be positive")
+    return sum(weights.get(name, 0.0) * parts[name] for name in METRICS) / total
+
+
+def pair_accuracy(
+    xs: Sequence[Fragment],
+    ys: Sequence[Fragment],
+    text: str,
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+) -> PairAccuracy:
+    """The pairwise markup accuracy M(X, Y) (Appendix 2, section 1, algorithm 4)."""
+    pairs = match(xs, ys)
+    parts = metrics(xs, ys, text, pairs=pairs)
+    return PairAccuracy(metrics=parts, value=weighted(parts, weights), pairs=pairs)
+
+
+@dataclass(frozen=True)
+class TextAccuracy:
+    """One text's accuracy of an algorithmic markup A against its expert markups E."""
+
+    against_experts: list[float]  # M(A, E) for each expert markup
+    expert_agreement: list[float]  # M(E, E') over ordered pairs of distinct experts
+    optimistic: float | None  # M_опт, percent; None when the experts agree on nothing
+    mean: float | None  # M_ср, percent; None likewise
+
+    def star_term(self, hardness: float) -> float:
+        """H · avg_E M(A, E) + (1 − H) · max_E M(A, E): the text's share of СТАР."""
+        return hardness * fmean(self.against_experts) + (1 - hardness) * max(self.against_experts)
+
+
+def text_accuracy(
+    algorithm: Sequence[Fragment],
+    experts: Sequence[Sequence[Fragment]],
+    text: str,
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+) -> TextAccuracy:
+    """M(A, E) for every expert markup, the experts' agreement and the relative accuracies."""
+    if not experts:
+        raise ValueError("a text needs at least one expert markup")
+    against = [pair_accuracy(algorithm, e, text, weights).value for e in experts]
+    agreement = [
+        pair_accuracy(experts[a], experts[b], text, weights).value
+        for a in range(len(experts))
+        for b in range(len(experts))
+        if a != b
+    ]
+    optimistic = mean = None
+    if agreement and min(agreement) > 0:
+        optimistic = 100 * max(against) / min(agreement)
+    if agreement and fmean(agreement) > 0:
+        mean = 100 * fmean(against) / fmean(agreement)
+    return TextAccuracy(against, agreement, optimistic, mean)
+
+
+def star(texts: Sequence[TextAccuracy], hardness: float = 0.5) -> float:
+    """СТАР = avg over texts of (H · avg_E M(A, E) + (1 − H) · max_E M(A, E)), percent."""
+    if not 0.0 <= hardness <= 1.0:
+        raise ValueError("the hardness H lies in [0, 1]")
+    if not texts:
+        raise ValueError("СТАР needs at least one text")
+    return fmean(t.star_term(hardness) for t in texts)
