@@ -28,8 +28,8 @@ from quality import exams as exam_services
 from quality import selectors as quality_selectors
 from quality.models import Exam, ExamAttempt, ReferenceLabel, ReferenceScore
 from taxonomy.services import criteria_for
-from work.models import AssignmentStatus
 from work.forms import parse_id, parse_score
+from work.models import AssignmentStatus
 
 
 def _exam(request: HttpRequest, pk: int) -> Exam:
