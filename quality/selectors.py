@@ -151,7 +151,12 @@ def exams_for_candidate(expert: Expert) -> list[dict[str, Any]]:
                 "refusal": exam_refusal(exam, expert),
             }
         )
-    rows.sort(key=lambda r: (not r["exam"].is_practice, r["exam"].created_at))
+
+    def order(row: dict[str, Any]) -> tuple[bool, Any]:
+        exam: Exam = row["exam"]
+        return (not exam.is_practice, exam.created_at)
+
+    rows.sort(key=order)
     return rows
 
 
