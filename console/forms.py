@@ -8,7 +8,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from quality.exams import EXAM_SETTINGS_FIELDS, MAX_GOLD_PAIRS
-from quality.models import ControlSettings, Exam
+from quality.models import ControlSettings, Exam, ExamMode
 from taxonomy.models import CriterionGroup
 
 
@@ -18,6 +18,12 @@ class ExamForm(forms.ModelForm):
         required=False,
         widget=forms.CheckboxSelectMultiple,
         label=_("Qualifies for criterion groups (none = all)"),
+    )
+    mode = forms.ChoiceField(
+        choices=ExamMode.choices,
+        required=False,
+        initial=ExamMode.QUALIFYING,
+        label=_("Mode (practice shows the references after each item, never qualifies)"),
     )
 
     class Meta:
@@ -32,6 +38,10 @@ class ExamForm(forms.ModelForm):
             "retake_wait_hours": _("Hours to wait before a retake"),
             "is_active": _("Open to candidates"),
         }
+
+    def clean_mode(self) -> str:
+        # Forms written before practice existed send no mode: a qualifying exam, as before.
+        return str(self.cleaned_data.get("mode") or ExamMode.QUALIFYING)
 
     def clean_pass_threshold(self) -> float:
         value = float(self.cleaned_data["pass_threshold"])

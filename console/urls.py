@@ -96,4 +96,14 @@ urlpatterns = [
         views_exams.attempt_continue,
         name="exam_attempt_continue",
     ),
+    path(
+        "exams/attempts/<int:pk>/items/<int:assignment_id>/feedback/",
+        views_exams.practice_feedback,
+        name="exam_practice_feedback",
+    ),
+    path(
+        "exams/attempts/<int:pk>/result/",
+        views_exams.attempt_result,
+        name="exam_attempt_result",
+    ),
 ]

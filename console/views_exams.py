@@ -1,8 +1,9 @@
 """Exam pages: authoring and review for supervisors, the exam list for candidates.
 
 Supervisors' pages check the role first, then the exam's panel (404 for other panels). The
-candidate's pages never show reference scores or comments: the candidate scores in the ordinary
-scoring page and sees only the verdict afterwards.
+candidate's pages show reference scores and comments only for answers already in: in practice
+after each submitted item (its feedback page), in a qualifying exam after the attempt is graded
+(its result page, mismatches only). The candidate scores in the ordinary scoring page.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from quality import selectors as quality_selectors
 from quality.models import Exam, ExamAttempt, ReferenceLabel, ReferenceScore
 from taxonomy.services import criteria_for
 from work.forms import parse_id, parse_score
+from work.models import AssignmentStatus
 
 
 def _exam(request: HttpRequest, pk: int) -> Exam:
@@ -369,6 +371,8 @@ def attempt_continue(request: HttpRequest, pk: int) -> HttpResponse:
     if following:
         return redirect("assignment", pk=following)
     attempt.refresh_from_db()
+    if attempt.exam.is_practice and attempt.graded:
+        return redirect("exam_attempt_result", pk=attempt.pk)
     if attempt.graded:
         messages.success(
             request,
@@ -377,3 +381,76 @@ def attempt_continue(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.info(request, _("Every exam item is answered; the result is being computed."))
     return redirect(reverse("my_exams") + f"#exam-{attempt.exam_id}")
+
+
+def _own_attempt(request: HttpRequest, pk: int) -> ExamAttempt:
+    """The candidate's own attempt: 404 for anyone else's (supervisors use the console)."""
+    _candidate(request)
+    return get_object_for(
+        request.user,
+        "quality.view_own_attempt",
+        ExamAttempt.objects.select_related("exam__panel", "expert"),
+        pk=pk,
+    )
+
+
+@login_required
+@require_GET
+def practice_feedback(request: HttpRequest, pk: int, assignment_id: int) -> HttpResponse:
+    """After each practice item: the expert's values next to the references and their comments.
+
+    An item not answered yet (skipped on the way) shows nothing and moves on: a reference seen
+    before the answer would be an answer key.
+    """
+    attempt = _own_attempt(request, pk)
+    link = exam_services.practice_link(attempt, assignment_id)
+    if link is None or not attempt.exam.is_practice:
+        raise Http404
+    continue_url = reverse("exam_attempt_continue", args=[attempt.pk]) + f"?after={assignment_id}"
+    if link.assignment.status != AssignmentStatus.SUBMITTED:
+        return redirect(continue_url)
+    feedback = exam_services.practice_feedback(attempt, link)
+    position = quality_selectors.exam_position(assignment_id)
+    return render(
+        request,
+        "console/practice_feedback.html",
+        {
+            "attempt": attempt,
+            "exam": attempt.exam,
+            "feedback": feedback,
+            "position": position,
+            "continue_url": continue_url,
+        },
+    )
+
+
+@login_required
+@require_GET
+def attempt_result(request: HttpRequest, pk: int) -> HttpResponse:
+    """The candidate's result of a graded attempt: each mismatch with the reference comment.
+
+    Retakes: a qualifying exam's retake is usually the same version, so these mismatches tell
+    the candidate part of its answer key. The issue asks for them (POLLUX-style: learn from
+    the mismatches); they are shown only after grading, only mismatches, and only to the
+    attempt's own expert. A panel that wants blind retakes adds a new version with other items.
+    """
+    attempt = _own_attempt(request, pk)
+    if not attempt.graded:
+        messages.info(request, _("The result is shown once every item is answered."))
+        return redirect("exam_attempt_continue", pk=attempt.pk)
+    rows = exam_services.attempt_comparisons(attempt)
+    pair_rows = exam_services.attempt_pair_comparisons(attempt)
+    mismatches = [r for r in rows if not r.match]
+    pair_mismatches = exam_services.shown_pair_rows(attempt, [r for r in pair_rows if not r.match])
+    return render(
+        request,
+        "console/attempt_result.html",
+        {
+            "attempt": attempt,
+            "exam": attempt.exam,
+            "rows": mismatches,
+            "pair_rows": pair_mismatches,
+            "n_rows": len(rows) + len(pair_rows),
+            "n_mismatches": len(mismatches) + len(pair_mismatches),
+        },
+    )

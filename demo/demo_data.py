@@ -21,6 +21,9 @@ from django.db import transaction
 
 from material.models import Answer, Instruction, LanguageModel
 from panels.models import Expert, Membership, Panel
+from quality.control import control_reference_criteria
+from quality.exams import ReferenceInput, exam_create, exam_item_add, exam_references_set
+from quality.models import Exam, ExamMode
 from taxonomy.models import Task
 
 # Fixed on purpose: the demo prints it and the README names it. seed_demo refuses to run under
@@ -841,9 +844,54 @@ def demo_material_ensure(report: DemoReport) -> None:
     )
 
 
+DEMO_PRACTICE_TITLE = "Тренировка перед экзаменом"
+DEMO_PRACTICE_PANELS = ("science", "literature", "editing")
+
+
+def demo_practice_ensure(report: DemoReport) -> None:
+    """A practice exam (training before the exam) of one demo panel: one demo answer it scores,
+    with a reference score and an explanation on each of its criteria. Found again by title."""
+    if Exam.objects.filter(title=DEMO_PRACTICE_TITLE).exists():
+        return
+    supervisor = get_user_model().objects.filter(username=DEMO_SUPERVISOR.username).first()
+    answers = list(Answer.objects.filter(pk__in=report.answer_ids).order_by("id"))
+    for key in DEMO_PRACTICE_PANELS:
+        panel = Panel.objects.filter(key=key).first()
+        if panel is None:
+            continue
+        for answer in answers:
+            criteria = [
+                c for c in control_reference_criteria(panel=panel, answer=answer) if c.rubric
+            ]
+            if criteria:
+                _practice_create(panel, answer, criteria, supervisor)
+                report.add("Exam", 1)
+                return
+
+
+def _practice_create(panel: Panel, answer: Answer, criteria: list[Any], user: Any) -> None:
+    exam = exam_create(
+        panel=panel, title=DEMO_PRACTICE_TITLE, user=user, mode=ExamMode.PRACTICE, is_active=True
+    )
+    exam, item = exam_item_add(exam=exam, answer=answer, user=user)
+    rows = []
+    for criterion in criteria:
+        values = criterion.rubric.values
+        # A critical gate's top value is the violation: the clean answer has none.
+        score = values[0] if criterion.group == "critical" else values[-1]
+        why = (
+            f"Нарушения «{criterion.name_ru}» в ответе нет, поэтому {score}."
+            if criterion.group == "critical"
+            else f"Ответ полностью соответствует критерию «{criterion.name_ru}», поэтому {score}."
+        )
+        rows.append(ReferenceInput(item.scored_answer_id, criterion.pk, score, comment=why))
+    exam_references_set(exam=exam, rows=rows, user=user)
+
+
 def demo_seed() -> DemoReport:
     """People and material of the demo; the catalogue and panels must be loaded first."""
     report = DemoReport()
     demo_people_ensure(report)
     demo_material_ensure(report)
+    demo_practice_ensure(report)
     return report

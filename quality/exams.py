@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from material.models import Answer, AnswerPair
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
+from protocol.pairwise import unplace
 from quality.copies import (
     ScoringSpec,
     answers_copy,
@@ -32,10 +33,12 @@ from quality.copies import (
     scoring_material_create,
 )
 from quality.models import (
+    LABEL_CHOICES,
     Exam,
     ExamAttempt,
     ExamAttemptItem,
     ExamItem,
+    ExamMode,
     ReferenceLabel,
     ReferenceScore,
 )
@@ -54,6 +57,7 @@ from work.models import (
 
 EXAM_SETTINGS_FIELDS = (
     "title",
+    "mode",
     "pass_threshold",
     "tolerance",
     "max_attempts",
@@ -103,6 +107,7 @@ def exam_writable(exam: Exam, user: Any) -> Exam:
         lineage=latest.lineage,
         version=latest.version + 1,
         title=latest.title,
+        mode=latest.mode,
         pass_threshold=latest.pass_threshold,
         tolerance=latest.tolerance,
         max_attempts=latest.max_attempts,
@@ -364,6 +369,9 @@ def exam_refusal(exam: Exam, expert: Expert, *, now: Any = None) -> str:
     )
     if any(a.submitted_at is None for a in attempts):
         return _("Finish your current attempt first.")
+    if exam.is_practice:
+        # Practice grants nothing: as many rounds as the expert likes, no waiting.
+        return ""
     if any(a.verdict for a in attempts):
         return _("You have already passed this exam.")
     if len(attempts) >= exam.max_attempts:
@@ -496,16 +504,21 @@ def _attempt_pairs_create(
 def exam_on_assignment_submitted(assignment_id: int) -> None:
     """Hook after a successful submission: grade the attempt once all its answers are in.
 
-    A no-op for any assignment that is not part of an exam. Safe to call twice.
+    A practice item is locked at once: its reference is shown right after the submission, and
+    an answer changed after seeing it would grade nothing. A no-op for any assignment that is
+    not part of an exam. Safe to call twice.
     """
 
-    link = (
+    row = (
         ExamAttemptItem.objects.filter(assignment_id=assignment_id)
-        .values_list("attempt_id", flat=True)
+        .values_list("attempt_id", "attempt__exam__mode")
         .first()
     )
-    if link is None:
+    if row is None:
         return
+    link, mode = row
+    if mode == ExamMode.PRACTICE:
+        Assignment.objects.filter(pk=assignment_id).update(locked=True)
     open_left = (
         ExamAttemptItem.objects.filter(attempt_id=link)
         .exclude(assignment__status=AssignmentStatus.SUBMITTED)
@@ -646,6 +659,98 @@ def attempt_pair_comparisons(attempt: ExamAttempt) -> list[PairComparison]:
     return rows
 
 
+@dataclass
+class ShownPairRow:
+    """A pair comparison as its expert saw the pair: "A" is the answer shown on the left.
+
+    The stored labels are in the pair's own orientation; the expert's page may have shown it
+    swapped, and "A is better" must mean the answer they read as A.
+    """
+
+    position: int
+    criterion: ComparisonCriterion
+    label: str
+    ref_label: str
+    ref_comment: str
+    status: str
+    match: bool
+
+
+def _label_name(code: str) -> str:
+    return str(dict(LABEL_CHOICES).get(code, "")) if code else ""
+
+
+def shown_pair_rows(attempt: ExamAttempt, rows: Sequence[PairComparison]) -> list[ShownPairRow]:
+    swapped = dict(
+        ExamAttemptItem.objects.filter(attempt=attempt, item__pair__isnull=False).values_list(
+            "item_id", "assignment__swapped"
+        )
+    )
+    shown = []
+    for r in rows:
+        flip = bool(swapped.get(r.item_id))
+        shown.append(
+            ShownPairRow(
+                position=r.position,
+                criterion=r.criterion,
+                label=_label_name(unplace(r.label, swapped=flip).value) if r.label else "",
+                ref_label=_label_name(unplace(r.ref_label, swapped=flip).value),
+                ref_comment=r.ref_comment,
+                status=r.status,
+                match=r.match,
+            )
+        )
+    return shown
+
+
+@dataclass
+class ItemFeedback:
+    """One practice item after its submission: the expert's values next to the references and
+    their comments (the explanation), per criterion."""
+
+    link: ExamAttemptItem
+    rows: list[Comparison]
+    pair_rows: list[ShownPairRow]
+
+    @property
+    def n_total(self) -> int:
+        return len(self.rows) + len(self.pair_rows)
+
+    @property
+    def n_matched(self) -> int:
+        return sum(r.match for r in self.rows) + sum(r.match for r in self.pair_rows)
+
+
+def practice_link(attempt: ExamAttempt, assignment_id: int) -> ExamAttemptItem | None:
+    """The attempt's item scored through `assignment_id` (None: not an item of this attempt)."""
+    return (
+        ExamAttemptItem.objects.filter(attempt=attempt, assignment_id=assignment_id)
+        .select_related("assignment", "item")
+        .first()
+    )
+
+
+def practice_feedback(attempt: ExamAttempt, link: ExamAttemptItem) -> ItemFeedback:
+    """The feedback on one item of a practice round, once the expert's answer is in.
+
+    Only practice shows references item by item: a qualifying exam shows them after grading
+    (the candidate's result page). The caller checks the assignment is submitted: a reference
+    shown before would be an answer key.
+    """
+    if not attempt.exam.is_practice:
+        raise ExamError(_("References are shown item by item in practice only."))
+    if link.assignment.status != AssignmentStatus.SUBMITTED:
+        raise ExamError(_("Answer the item first."))
+    if link.item.is_pair:
+        rows: list[Comparison] = []
+        mine = [r for r in attempt_pair_comparisons(attempt) if r.item_id == link.item_id]
+        pair_rows = shown_pair_rows(attempt, mine)
+    else:
+        rows = [r for r in attempt_comparisons(attempt) if r.item_id == link.item_id]
+        pair_rows = []
+    return ItemFeedback(link=link, rows=rows, pair_rows=pair_rows)
+
+
 @transaction.atomic
 def exam_attempt_grade(*, attempt_id: int) -> ExamAttempt:
     """Grade an attempt (once): matching coefficient, verdict, qualification on a pass."""
@@ -660,7 +765,10 @@ def exam_attempt_grade(*, attempt_id: int) -> ExamAttempt:
     attempt.n_matched = sum(matches)
     attempt.coefficient = attempt.n_matched / attempt.n_total if attempt.n_total else 0.0
     # A tiny epsilon: 7/10 must pass a 0.7 threshold despite binary floating point.
-    attempt.passed = attempt.coefficient + 1e-9 >= attempt.exam.pass_threshold
+    # Practice has no verdict at all (None): it never grants, and _qualification_recompute and
+    # exam_refusal read verdicts, so a practice round can never count as a pass.
+    practice = attempt.exam.is_practice
+    attempt.passed = None if practice else attempt.coefficient + 1e-9 >= attempt.exam.pass_threshold
     attempt.submitted_at = timezone.now()
     attempt.save(update_fields=["n_total", "n_matched", "coefficient", "passed", "submitted_at"])
     # The graded answers are final: the candidate cannot edit them after the verdict.
@@ -720,6 +828,8 @@ def exam_attempt_override(
     attempt = ExamAttempt.objects.select_for_update().select_related("exam").get(pk=attempt.pk)
     if not attempt.graded:
         raise ExamError(_("The attempt is not graded yet."))
+    if attempt.exam.is_practice:
+        raise ExamError(_("A practice round has no verdict to override."))
     before = attempt.verdict
     attempt.override_passed = passed
     attempt.override_reason = reason

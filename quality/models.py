@@ -12,8 +12,15 @@ from protocol.pairwise import Label
 from taxonomy.models import ComparisonCriterion, Criterion, Rubric
 
 
+class ExamMode(models.TextChoices):
+    # A qualifying exam grants the panel's qualification on a pass; a practice exam never does:
+    # its references and comments are shown after each item (training before the exam).
+    QUALIFYING = "qualifying", _("qualifying exam")
+    PRACTICE = "practice", _("practice")
+
+
 class Exam(models.Model):
-    """One version of a panel's qualification exam.
+    """One version of a panel's qualification exam (or of its practice exam: `mode`).
 
     Versions of the same exam share `lineage`. A version that has attempts is never edited:
     the edit services clone it into the next version, so a graded attempt keeps its material,
@@ -24,6 +31,7 @@ class Exam(models.Model):
     lineage = models.UUIDField(db_index=True)
     version = models.PositiveIntegerField(default=1)
     title = models.CharField(max_length=200)
+    mode = models.CharField(max_length=12, choices=ExamMode.choices, default=ExamMode.QUALIFYING)
     pass_threshold = models.FloatField(default=0.7)
     # ±tolerance counts as a match on 0..4 scales only; binary and 0/1/2 scales stay exact.
     tolerance = models.PositiveSmallIntegerField(default=0, choices=[(0, "0"), (1, "±1")])
@@ -51,6 +59,10 @@ class Exam(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} v{self.version}"
+
+    @property
+    def is_practice(self) -> bool:
+        return self.mode == ExamMode.PRACTICE
 
 
 class ExamItem(models.Model):

@@ -77,3 +77,6 @@ def owns_attempt(user: Any, attempt: Any) -> bool:
 # A candidate takes the exams of the panels they belong to, and goes through their own attempts.
 rules.add_perm("quality.start_exam", is_expert & member_of_exam_panel)
 rules.add_perm("quality.continue_attempt", owns_attempt)
+# The references of an attempt (practice feedback, the graded result): its own expert only;
+# the panel's supervisors read every attempt in the console (`quality.review_attempt`).
+rules.add_perm("quality.view_own_attempt", owns_attempt)

@@ -127,7 +127,8 @@ def exams_for_panel(panel: Panel) -> list[Exam]:
 
 
 def exams_for_candidate(expert: Expert) -> list[dict[str, Any]]:
-    """Open exams of the candidate's panels with their own attempts (never the reference)."""
+    """Open exams of the candidate's panels with their own attempts (never the reference):
+    practice rounds first (training before the exam), then the qualifying exams."""
 
     panel_ids = list(Membership.objects.filter(expert=expert).values_list("panel_id", flat=True))
     exams = [
@@ -150,6 +151,12 @@ def exams_for_candidate(expert: Expert) -> list[dict[str, Any]]:
                 "refusal": exam_refusal(exam, expert),
             }
         )
+
+    def order(row: dict[str, Any]) -> tuple[bool, Any]:
+        exam: Exam = row["exam"]
+        return (not exam.is_practice, exam.created_at)
+
+    rows.sort(key=order)
     return rows
 
 
@@ -159,6 +166,7 @@ class ExamPosition:
 
     `next_assignment_id` is the next unanswered item of the same attempt (after this one in the
     exam's order, then any earlier one left open), None when this was the last one left.
+    `practice`: a practice round, whose every submitted item is followed by its feedback.
     """
 
     attempt_id: int
@@ -167,9 +175,16 @@ class ExamPosition:
     number: int
     total: int
     next_assignment_id: int | None
+    practice: bool = False
 
     def continue_url(self, after: int) -> str:
-        """The attempt's continue page: the next unanswered item, or the result after the last."""
+        """The attempt's continue page: the next unanswered item, or the result after the last.
+
+        In practice, the item's feedback (its reference and comments) comes first; the feedback
+        page links on to the continue page.
+        """
+        if self.practice:
+            return reverse("exam_practice_feedback", args=[self.attempt_id, after])
         return reverse("exam_attempt_continue", args=[self.attempt_id]) + f"?after={after}"
 
 
@@ -179,7 +194,7 @@ def exam_position(assignment_id: int) -> ExamPosition | None:
     link = (
         ExamAttemptItem.objects.filter(assignment_id=assignment_id)
         .select_related("attempt__exam")
-        .only("attempt_id", "attempt__exam__id", "attempt__exam__title")
+        .only("attempt_id", "attempt__exam__id", "attempt__exam__title", "attempt__exam__mode")
         .first()
     )
     if link is None:
@@ -203,6 +218,7 @@ def exam_position(assignment_id: int) -> ExamPosition | None:
         number=here + 1,
         total=len(ids),
         next_assignment_id=following,
+        practice=link.attempt.exam.is_practice,
     )
 
 

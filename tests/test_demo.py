@@ -168,3 +168,22 @@ def test_the_demo_material_is_varied() -> None:
     assert any(re.search(r"^\|[-: |]+\|$", text, re.MULTILINE) for text in texts)
     lengths = sorted(len(text) for text in texts)
     assert lengths[0] < 100 < 1000 < lengths[-1]
+
+
+@pytest.mark.django_db
+def test_the_demo_has_a_practice_exam_with_explained_references(
+    demo_settings: Any, client: Any
+) -> None:
+    from demo.demo_data import DEMO_PRACTICE_TITLE
+    from quality.models import Exam, ReferenceScore
+
+    seed()
+    exam = Exam.objects.get(title=DEMO_PRACTICE_TITLE)
+    assert exam.is_practice and exam.is_active
+    refs = ReferenceScore.objects.filter(item__exam=exam)
+    assert refs.exists() and not refs.filter(comment="").exists()
+    member = Membership.objects.filter(panel=exam.panel).select_related("expert__user").first()
+    assert member is not None
+    client.force_login(member.expert.user)
+    html = client.get(reverse("my_exams")).content.decode()
+    assert DEMO_PRACTICE_TITLE in html and "start-exam" in html

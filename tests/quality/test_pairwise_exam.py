@@ -23,7 +23,7 @@ from quality.exams import (
     exam_pairs_add_from_gold,
     exam_references_set,
 )
-from quality.models import Exam, ExamAttempt, ExamItem, ReferenceLabel
+from quality.models import LABEL_CHOICES, Exam, ExamAttempt, ExamItem, ReferenceLabel
 from taxonomy.models import ComparisonCriterion
 from taxonomy.services import criteria_for
 from tests.conftest import PASSWORD, Personas, make_expert
@@ -394,3 +394,37 @@ def test_the_console_form_adds_pairs_for_the_panels_supervisor_only(
     assert forked["Location"] == reverse("console_exam", args=[latest.pk])
     assert exam.items.count() == 1 and latest.items.count() == 2
     assert ReferenceLabel.objects.filter(item__exam=latest).count() == 2 * len(_gold_labels(0))
+
+
+def test_a_practice_pair_shows_the_reference_labels_as_the_expert_saw_the_pair(
+    gold: dict[str, Any], django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    personas, candidate = gold["personas"], gold["candidate"]
+    exam = _pair_exam(personas, n=1, mode="practice")
+    client = _client("candidate")
+    client.post(reverse("exam_start", args=[exam.pk]))
+    attempt = ExamAttempt.objects.get(expert=candidate)
+    (link,) = _pair_links(attempt)
+    # Shown swapped: the pair's answer A sat on the right, as "B".
+    Assignment.objects.filter(pk=link.assignment.pk).update(swapped=True)
+    assignment = Assignment.objects.get(pk=link.assignment.pk)
+    refs = _refs(link.item)
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = client.post(
+            reverse("compare_submit", args=[assignment.pk]), _shown_form(assignment, refs)
+        )
+    assert sent["Location"] == reverse("exam_practice_feedback", args=[attempt.pk, assignment.pk])
+    page = client.get(sent["Location"])
+    rows = page.context["feedback"].pair_rows
+    assert {r.criterion.key for r in rows} == set(refs) and all(r.match for r in rows)
+    # Every label reads in the page's placement: the expert's own equals the reference's.
+    assert all(r.label == r.ref_label for r in rows)
+    names = {code: str(name) for code, name in LABEL_CHOICES}
+    assert {r.criterion.key: r.ref_label for r in rows} == {
+        key: names[swap(label).value] for key, label in refs.items()
+    }
+    html = page.content.decode()
+    assert "unanimous 3/3" in html  # the gold pair's reference comment
+    attempt.refresh_from_db()
+    assert attempt.passed is None
+    assert not Membership.objects.get(expert=candidate, panel=personas.panel_a).qualified

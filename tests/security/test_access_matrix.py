@@ -142,6 +142,10 @@ BUILD_JOB: Kwargs = lambda w, s: {"job_id": s.job.pk}  # noqa: E731
 EXAM: Kwargs = lambda w, s: {"pk": s.exam.pk}  # noqa: E731
 EXAM_ITEM: Kwargs = lambda w, s: {"pk": s.exam.pk, "answer_id": s.exam_item.answer_id}  # noqa: E731
 ATTEMPT: Kwargs = lambda w, s: {"pk": s.attempt.pk}  # noqa: E731
+ATTEMPT_ITEM: Kwargs = lambda w, s: {  # noqa: E731
+    "pk": s.attempt.pk,
+    "assignment_id": s.attempt.items.values_list("assignment_id", flat=True).first(),
+}
 JUDGE_RUN: Kwargs = lambda w, s: {"pk": s.judge_run.pk}  # noqa: E731
 # Admin-only objects belong to no panel: the same object is requested for both sides.
 IMPORT_JOB: Kwargs = lambda w, s: {"pk": w.import_job.pk}  # type: ignore[union-attr]  # noqa: E731
@@ -1111,6 +1115,18 @@ ACCESS: dict[str, Row] = {
         ),
     ),
     "exam_attempt_continue": Row(
+        ATTEMPT,
+        GET=e(LOGIN, 404, 404, 403, 403, 403, 404, 404, 404, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # The attempt's references: its own expert only (the world's candidate is none of the
+    # personas), supervisors read attempts in the console (console_attempt).
+    "exam_practice_feedback": Row(
+        ATTEMPT_ITEM,
+        GET=e(LOGIN, 404, 404, 403, 403, 403, 404, 404, 404, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "exam_attempt_result": Row(
         ATTEMPT,
         GET=e(LOGIN, 404, 404, 403, 403, 403, 404, 404, 404, 403),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
