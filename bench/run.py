@@ -24,6 +24,7 @@ NAMES = [
     "copy-encoding",
     "pairwise-ranking",
     "data-browser",
+    "span-matching",
 ]
 # A benchmark whose module is not its name with underscores.
 MODULES = {"data-browser": "browser_page"}

@@ -35,8 +35,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import permutations
 from statistics import fmean
+from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -49,6 +51,7 @@ METRICS = ("M2", "M3", "M4", "M5", "M6")
 _HOMOGLYPHS = str.maketrans("ABCEHKMOPTXY", "АВСЕНКМОРТХУ")
 
 
+@lru_cache(maxsize=4096)
 def normalize_code(code: str) -> str:
     """A code as compared: case-insensitive, Latin look-alikes read as Cyrillic letters."""
     return " ".join(code.strip().upper().translate(_HOMOGLYPHS).split())
@@ -95,8 +98,60 @@ def loss(x: Fragment, y: Fragment) -> float:
     )
 
 
+class Markup(Sequence[Fragment]):
+    """A markup prepared for comparison: its fragments with their starts, ends and normalised
+    codes as arrays, built once and shared by every pair the markup is compared in. Every
+    function here takes a plain list of fragments as well (prepared on the way in)."""
+
+    __slots__ = ("codes", "ends", "fragments", "starts")
+
+    def __init__(self, fragments: Sequence[Fragment]) -> None:
+        self.fragments = tuple(fragments)
+        n = len(self.fragments)
+        # A whole-text fragment is (−1, −1): it then coincides with another such one (an empty
+        # union at the same start: J = 0) and intersects no located fragment (J = 1), as
+        # `loss` says.
+        self.starts = np.fromiter(
+            (-1 if f.start is None else f.start for f in self.fragments), np.int64, count=n
+        )
+        self.ends = np.fromiter(
+            (-1 if f.end is None else f.end for f in self.fragments), np.int64, count=n
+        )
+        self.codes = np.array([normalize_code(f.code) for f in self.fragments] or [""])[:n]
+
+    def __len__(self) -> int:
+        return len(self.fragments)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.fragments[index]
+
+
+def prepared(markup: Sequence[Fragment]) -> Markup:
+    return markup if isinstance(markup, Markup) else Markup(markup)
+
+
+def _jaccard_arrays(bx: Any, ex: Any, by: Any, ey: Any) -> Any:
+    """The Jaccard distance, elementwise (broadcast for a matrix, paired for matched pairs)."""
+    inter = np.clip(np.minimum(ex, ey) - np.maximum(bx, by), 0, None)
+    union = (ex - bx) + (ey - by) - inter
+    return np.where(
+        union > 0, 1.0 - inter / np.where(union > 0, union, 1), np.where(bx == by, 0.0, 1.0)
+    )
+
+
 def loss_matrix(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> np.ndarray:
-    return np.array([[loss(x, y) for y in ys] for x in xs], dtype=float).reshape(len(xs), len(ys))
+    """L[i, k] = loss(xs[i], ys[k]) for every pair, computed on arrays (the same formula; a test
+    checks it against `loss` on random markups)."""
+    x, y = prepared(xs), prepared(ys)
+    if not len(x) or not len(y):
+        return np.zeros((len(x), len(y)))
+    j = _jaccard_arrays(x.starts[:, None], x.ends[:, None], y.starts[None, :], y.ends[None, :])
+    return (
+        j
+        + (j == 1.0)
+        + (x.starts[:, None] != y.starts[None, :])
+        + (x.codes[:, None] != y.codes[None, :])
+    )
 
 
 def total_loss(L: np.ndarray, pairs: Sequence[tuple[int, int]]) -> float:
@@ -113,7 +168,7 @@ def match(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> list[tuple[int, int
     same as no pair and is dropped. (L = 2 never occurs for intersecting fragments: J < 1 makes
     L ∈ [0, 2) ∪ (2, 3), so dropping zero-cost pairs changes no optimum.)
     """
-    if not xs or not ys:
+    if not len(xs) or not len(ys):
         return []
     L = loss_matrix(xs, ys)
     gain = np.minimum(L - 2.0, 0.0)
@@ -206,25 +261,44 @@ _WORD = re.compile(r"\w+")
 
 def word_spans(text: str) -> list[tuple[int, int]]:
     """The words of a text as character spans (M5 counts words)."""
-    return [(w.start(), w.end()) for w in _WORD.finditer(text)]
+    return [w.span() for w in _WORD.finditer(text)]
 
 
-def _words_of(fragment: Fragment, words: Sequence[tuple[int, int]]) -> frozenset[int]:
-    if not fragment.located:
-        return frozenset(range(len(words)))
-    assert fragment.start is not None and fragment.end is not None
-    return frozenset(
-        idx for idx, (s, e) in enumerate(words) if s < fragment.end and e > fragment.start
-    )
+@dataclass(frozen=True)
+class Words:
+    """A text's words as arrays of their character spans (M5 counts words), built once per
+    text and shared by every pair of its markups."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+
+    @classmethod
+    def of(cls, text: str) -> Words:
+        flat = np.array(word_spans(text), dtype=np.int64).reshape(-1, 2)
+        return cls(flat[:, 0].copy(), flat[:, 1].copy())
+
+    def ranges(self, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[lo, hi) word indices each span touches: the first word ending after its start to
+        the first word starting at or after its end; a whole-text fragment (−1): every word."""
+        lo = np.searchsorted(self.ends, starts, side="right")
+        hi = np.maximum(lo, np.searchsorted(self.starts, ends, side="left"))
+        whole = starts < 0
+        return np.where(whole, 0, lo), np.where(whole, len(self.starts), hi)
 
 
-def word_jaccard(x: Fragment, y: Fragment, words: Sequence[tuple[int, int]]) -> float:
+def word_jaccard(x: Fragment, y: Fragment, words: Words) -> float:
     """Words in the intersection over words in the union (a word touched by a span is in it);
     spans with no word at all (punctuation) are compared by their characters."""
-    wx, wy = _words_of(x, words), _words_of(y, words)
-    if not wx and not wy:
-        return 1.0 - jaccard_distance(x, y)
-    return len(wx & wy) / len(wx | wy)
+    px, py = Markup([x]), Markup([y])
+    (xlo,), (xhi,) = words.ranges(px.starts, px.ends)
+    (ylo,), (yhi,) = words.ranges(py.starts, py.ends)
+    return float(_word_jaccard(xlo, xhi, ylo, yhi, 1.0 - jaccard_distance(x, y)))
+
+
+def _word_jaccard(xlo: Any, xhi: Any, ylo: Any, yhi: Any, char_similarity: Any) -> Any:
+    inter = np.maximum(0, np.minimum(xhi, yhi) - np.maximum(xlo, ylo))
+    union = (xhi - xlo) + (yhi - ylo) - inter
+    return np.where(union > 0, inter / np.where(union > 0, union, 1), char_similarity)
 
 
 def _norm_comment(text: str) -> str:
@@ -255,11 +329,12 @@ class PairAccuracy:
 def metrics(
     xs: Sequence[Fragment],
     ys: Sequence[Fragment],
-    text: str,
+    text: str | Words,
     *,
     pairs: Sequence[tuple[int, int]] | None = None,
 ) -> dict[str, float]:
-    """M2–M6 of markup X against markup Y of `text`, in percent (Appendix 1)."""
+    """M2–M6 of markup X against markup Y of `text` (or its `Words`), in percent (Appendix 1)."""
+    xs, ys = prepared(xs), prepared(ys)
     if pairs is None:
         pairs = match(xs, ys)
     if not xs and not ys:
@@ -269,15 +344,18 @@ def metrics(
     precision = len(pairs) / n if n else 0.0
     recall = len(pairs) / m if m else 0.0
     m2 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    m3 = (
-        sum(1 for i, k in to_y.items() if normalize_code(xs[i].code) == normalize_code(ys[k].code))
-        / n
-        if n
-        else 0.0
-    )
-    m4 = sum(1 for i, k in to_y.items() if same_comment(xs[i], ys[k])) / n if n else 0.0
-    words = word_spans(text)
-    m5 = sum(word_jaccard(xs[i], ys[k], words) for i, k in to_y.items()) / n if n else 0.0
+    m3 = m4 = m5 = 0.0
+    if n and pairs:
+        ix = np.fromiter((i for i, _k in pairs), np.int64, count=len(pairs))
+        iy = np.fromiter((k for _i, k in pairs), np.int64, count=len(pairs))
+        m3 = float(np.count_nonzero(xs.codes[ix] == ys.codes[iy])) / n
+        m4 = sum(1 for i, k in pairs if same_comment(xs[i], ys[k])) / n
+        words = text if isinstance(text, Words) else Words.of(text)
+        bx, ex, by, ey = xs.starts[ix], xs.ends[ix], ys.starts[iy], ys.ends[iy]
+        xlo, xhi = words.ranges(bx, ex)
+        ylo, yhi = words.ranges(by, ey)
+        chars = 1.0 - _jaccard_arrays(bx, ex, by, ey)
+        m5 = float(np.sum(_word_jaccard(xlo, xhi, ylo, yhi, chars))) / n
     corrected = [i for i, x in enumerate(xs) if x.correction.strip()]
     if corrected:
         m6 = sum(
@@ -302,7 +380,7 @@ def weighted(parts: Mapping[str, float], weights: Mapping[str, float] = DEFAULT_
 def pair_accuracy(
     xs: Sequence[Fragment],
     ys: Sequence[Fragment],
-    text: str,
+    text: str | Words,
     weights: Mapping[str, float] = DEFAULT_WEIGHTS,
 ) -> PairAccuracy:
     """The pairwise markup accuracy M(X, Y) (Appendix 2, section 1, algorithm 4)."""
@@ -334,13 +412,19 @@ def text_accuracy(
     """M(A, E) for every expert markup, the experts' agreement and the relative accuracies."""
     if not experts:
         raise ValueError("a text needs at least one expert markup")
-    against = [pair_accuracy(algorithm, e, text, weights).value for e in experts]
-    agreement = [
-        pair_accuracy(experts[a], experts[b], text, weights).value
-        for a in range(len(experts))
-        for b in range(len(experts))
-        if a != b
-    ]
+    words = Words.of(text)
+    algorithm = prepared(algorithm)
+    experts = [prepared(e) for e in experts]
+    against = [pair_accuracy(algorithm, e, words, weights).value for e in experts]
+    agreement = []
+    for a in range(len(experts)):
+        for b in range(a + 1, len(experts)):
+            # L is symmetric (each of its terms is), so the optimum of (E', E) is the transpose
+            # of the optimum of (E, E'): one assignment problem per unordered pair.
+            pairs = match(experts[a], experts[b])
+            back = sorted((k, i) for i, k in pairs)
+            agreement.append(weighted(metrics(experts[a], experts[b], words, pairs=pairs), weights))
+            agreement.append(weighted(metrics(experts[b], experts[a], words, pairs=back), weights))
     optimistic = mean = None
     if agreement and min(agreement) > 0:
         optimistic = 100 * max(against) / min(agreement)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from protocol.spans import (
@@ -169,3 +170,12 @@ def test_relative_accuracies_and_star_by_hand() -> None:
     assert star([got, other], hardness=h) == pytest.approx(expected)
     with pytest.raises(ValueError):
         star([got], hardness=1.5)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_array_loss_matrix_is_the_scalar_formula(seed: int) -> None:
+    rng = random.Random(seed)
+    xs = _random_markup(rng, 6) + [F(None, None, "С.тема"), F(7, 7)]
+    ys = _random_markup(rng, 5) + [F(None, None, "С.тема"), F(None, None, "Р.знач"), F(7, 7)]
+    expected = [[loss(x, y) for y in ys] for x in xs]
+    assert np.allclose(loss_matrix(xs, ys), np.array(expected))
