@@ -275,7 +275,8 @@ def _control_mismatches(panel: Panel, viewer: Any, offset: int, limit: int) -> l
     for ref in ReferenceScore.objects.filter(
         panel=panel, answer_id__in=[d.item.answer_id for d in deliveries]
     ).order_by("criterion_id"):
-        references.setdefault(ref.answer_id, []).append(ref)
+        if ref.answer_id is not None:
+            references.setdefault(ref.answer_id, []).append(ref)
     tolerance = control_settings_for(panel).tolerance
     gold_match = kinds.slot(kinds.POINTWISE, "gold_match")
     items = []

@@ -27,9 +27,7 @@ RATIONALE = "Ответ соответствует критерию без за�
 
 def _submit_best(assignment: Assignment) -> None:
     items = [
-        ScoreInput(
-            triple_id=e.triple_id, score=rubric_of(e.triple).best_value, rationale=RATIONALE
-        )
+        ScoreInput(triple_id=e.triple_id, score=rubric_of(e.triple).best_value, rationale=RATIONALE)
         for e in assignment.estimates.select_related("triple__rubric")
     ]
     result = assignment_submit(assignment=assignment, items=items)

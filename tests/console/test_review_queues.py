@@ -22,7 +22,7 @@ from quality.control import control_item_add, control_items_distribute, control_
 from quality.models import ControlDelivery, ReferenceScore
 from tests.conftest import PASSWORD, Personas, criterion_id_of, make_expert, rubric_of
 from work.assignments import assignments_build
-from work.models import Assignment, AssignmentKind, Estimate, ReviewStatus, Triple
+from work.models import Assignment, Estimate, ReviewStatus, Triple
 from work.services import ScoreInput, assignment_submit
 
 pytestmark = pytest.mark.django_db
@@ -233,7 +233,7 @@ def test_next_and_previous_on_the_review_page_follow_the_queue(
     def review(answer: Answer) -> str:
         return reverse("console_answer_review", args=[panel.pk, answer.pk])
 
-    response = client.get(review(material.answers[1]), {"queue": "low_confidence", "pos": 2})
+    response = client.get(review(material.answers[1]), {"queue": "low_confidence", "pos": "2"})
     nav = response.context["nav"]
     assert nav["previous_url"] == (
         f"{review(material.answers[0])}?queue=low_confidence&pos=1#triple-{triples[0].pk}"
@@ -244,9 +244,9 @@ def test_next_and_previous_on_the_review_page_follow_the_queue(
     html = response.content.decode()
     assert 'id="queue-next"' in html and 'id="queue-prev"' in html
     # The last item has no next; the first none before it.
-    last = client.get(review(material.answers[2]), {"queue": "low_confidence", "pos": 3})
+    last = client.get(review(material.answers[2]), {"queue": "low_confidence", "pos": "3"})
     assert last.context["nav"]["next_url"] == "" and 'id="queue-next"' not in last.content.decode()
-    first = client.get(review(material.answers[0]), {"queue": "low_confidence", "pos": 1})
+    first = client.get(review(material.answers[0]), {"queue": "low_confidence", "pos": "1"})
     assert first.context["nav"]["previous_url"] == ""
     # Without a queue the page is as before; an unknown queue is no queue.
     assert client.get(review(material.answers[0])).context["nav"] is None
@@ -268,7 +268,7 @@ def test_the_experts_queue_keeps_its_expert_in_next_links(
     code = personas.expert_a.pseudonym
     response = _login("sup_a").get(
         reverse("console_answer_review", args=[personas.panel_a.pk, material.answers[2].pk]),
-        {"queue": "expert", "pos": 1, "expert": code},
+        {"queue": "expert", "pos": "1", "expert": code},
     )
     nav = response.context["nav"]
     assert f"expert={code}" in nav["next_url"] and nav["previous_url"] == ""
