@@ -3,9 +3,10 @@
 Four queues, each an ordered list of items that open the answer review page:
 
 - ``low_confidence``: the panel's aggregated triples, lowest aggregate confidence first;
-- ``rationale``: submitted estimates whose rationale breaks the rationale rule. No flag is
-  stored for it (the aggregation computes rule 1 on each run), so the queue asks the one rule
-  function, `protocol.rationale.rationale_errors`, newest estimate first;
+- ``rationale``: submitted estimates whose rationale breaks the rationale rule, newest first.
+  No flag is stored for it (the aggregation computes rule 1 on each run), so the queue asks
+  the rule's own implementations (protocol.rationale and its column-wise form in
+  dataset.aggregation, both tested on tests/data/rationale_cases.json), never a copy of it;
 - ``control``: graded control deliveries where the expert's scores differ from the reference
   on at least one criterion (`n_matched < n_total`, as grading stored it), newest first;
 - ``expert``: one expert's latest submitted estimates of the panel, newest first.
@@ -26,9 +27,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 from django.db.models import F, QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from dataset.aggregation import rationale_ok_vectorised
 from dataset.models import TripleAggregate
 from panels.models import Expert, Membership, Panel
 from protocol.rationale import RationaleRule, rationale_errors
@@ -196,10 +200,13 @@ def _low_confidence(panel: Panel, viewer: Any, offset: int, limit: int) -> list[
 
 
 def _rationale_failures(panel: Panel, viewer: Any, offset: int, limit: int) -> list[QueueItem]:
-    """Newest first, the estimates whose rationale breaks the rule, found by the rule itself.
+    """Newest first, the estimates whose rationale breaks the rule.
 
-    The texts are read in chunks until enough failures are found (one query, a server-side
-    cursor on PostgreSQL); the page's rows are then loaded in one query.
+    The texts are read in chunks (one query, a server-side cursor on PostgreSQL) until enough
+    failures are found; each chunk is checked by the aggregation's column-wise form of the rule
+    (`rationale_ok_vectorised`, ~10 times faster than the per-text function, tested on the same
+    case list), and the failures get the rule's own messages from `rationale_errors`. The
+    page's rows are then loaded in one query.
     """
     rule = RationaleRule.current()
     best = {r.pk: best_of(r.values, r.best_end) for r in Rubric.objects.only("levels", "best_end")}
@@ -210,18 +217,36 @@ def _rationale_failures(panel: Panel, viewer: Any, offset: int, limit: int) -> l
         .order_by("-submitted_at", "-id")
         .values_list("id", "rationale", "score", "is_na", "rubric_id", "triple__rubric_id")
     )
-    for pk, text, score, is_na, rubric_id, triple_rubric_id in scan.iterator(chunk_size=_CHUNK):
-        errors = rationale_errors(
-            text,
-            score=score,
-            is_na=is_na,
-            best_score=best.get(rubric_id or triple_rubric_id, -1),
-            rule=rule,
+    chunk: list[tuple[Any, ...]] = []
+
+    def check(rows: list[tuple[Any, ...]]) -> None:
+        bests = [best.get(r[4] or r[5], -1) for r in rows]
+        ok = rationale_ok_vectorised(
+            pa.array([r[1] for r in rows], type=pa.string()),
+            np.array([np.nan if r[2] is None else r[2] for r in rows], dtype=float),
+            np.array([bool(r[3]) for r in rows], dtype=bool),
+            np.array(bests, dtype=float),
+            script=rule.script,
+            min_words=rule.min_words,
+            script_share=rule.script_share,
         )
-        if errors:
-            failing.append((pk, errors))
+        for i in np.flatnonzero(~ok):
+            pk, text, score, is_na = rows[i][:4]
+            errors = rationale_errors(
+                text, score=score, is_na=is_na, best_score=bests[i], rule=rule
+            )
+            if errors and len(failing) < wanted:
+                failing.append((pk, errors))
+
+    for row in scan.iterator(chunk_size=_CHUNK):
+        chunk.append(row)
+        if len(chunk) == _CHUNK:
+            check(chunk)
+            chunk = []
             if len(failing) >= wanted:
                 break
+    if chunk and len(failing) < wanted:
+        check(chunk)
     chosen = failing[offset:wanted]
     loaded = {
         e.pk: e for e in _estimate_rows(Estimate.objects.filter(pk__in=[p for p, _ in chosen]))

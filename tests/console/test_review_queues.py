@@ -135,9 +135,17 @@ def test_rationale_failures_found_by_the_rule(personas: Personas, material: Mate
     theirs = Estimate.objects.filter(expert=personas.expert_b, triple__answer=material.other)
     Estimate.objects.filter(pk=theirs.order_by("pk").values("pk")[:1]).update(rationale=LATIN)
 
+    # One word is enough for the best score of the scale (all of the fixture's scores are the
+    # best): this one complies; the same word under a lower score does not.
+    one_word_best, one_word_low = mine.order_by("pk")[1:3]
+    Estimate.objects.filter(pk=one_word_best.pk).update(rationale="Отлично")
+    low = min(rubric_of(one_word_low.triple).values)
+    Estimate.objects.filter(pk=one_word_low.pk).update(rationale="Плохо", score=low)
+
     response = _queue(_login("sup_a"), personas.panel_a.pk, queue="rationale")
     rows = _rows(response)
-    assert [i.estimate_id for i in rows] == [bad.pk]
+    assert [i.estimate_id for i in rows] == sorted([bad.pk, one_word_low.pk], reverse=True)
+    rows = [i for i in rows if i.estimate_id == bad.pk]
     assert rows[0].problems == ["Write the rationale in Russian (mostly Cyrillic letters)."]
     assert rows[0].expert == personas.expert_a.pseudonym
     # Panel B sees its own failure only.
