@@ -197,6 +197,7 @@ def test_control_mismatches_listed_and_matches_not(
     personas: Personas,
     make_answer: Callable[..., Answer],
     django_capture_on_commit_callbacks: Callable[..., Any],
+    django_assert_max_num_queries: Callable[..., Any],
 ) -> None:
     panel = personas.panel_a
     golds = [make_answer(text=f"Эталонный ответ {i}") for i in range(2)]
@@ -220,13 +221,19 @@ def test_control_mismatches_listed_and_matches_not(
     right.refresh_from_db()
     assert off.n_matched < off.n_total and right.n_matched == right.n_total > 0
 
-    response = _queue(_login("sup_a"), panel.pk, queue="control")
-    rows = _rows(response)
+    client = _login("sup_a")
+    with django_assert_max_num_queries(40) as one:
+        rows = _rows(_queue(client, panel.pk, queue="control"))
     assert [i.answer_id for i in rows] == [off.item.answer_id]
     assert rows[0].expert == personas.expert_a.pseudonym
     assert len(rows[0].mismatches) == off.n_total - off.n_matched
     assert all(m.score != m.reference for m in rows[0].mismatches)
     assert _rows(_queue(_login("sup_b"), personas.panel_b.pk, queue="control")) == []
+    # A second mismatching delivery (as stored by grading) costs no extra query.
+    ControlDelivery.objects.filter(pk=right.pk).update(n_matched=0)
+    with django_assert_max_num_queries(40) as two:
+        assert len(_rows(_queue(client, panel.pk, queue="control"))) == 2
+    assert len(one.captured_queries) == len(two.captured_queries)
 
 
 def test_next_and_previous_on_the_review_page_follow_the_queue(
