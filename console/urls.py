@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from console import views, views_browser, views_exams, views_flags, views_review
+from console import views, views_browser, views_exams, views_flags, views_queues, views_review
 
 urlpatterns = [
     path("console/", views.console, name="console"),
@@ -43,6 +43,11 @@ urlpatterns = [
         "console/panels/<int:pk>/control/answers/<int:answer_id>/references/",
         views.control_references,
         name="console_control_references",
+    ),
+    path(
+        "console/panels/<int:pk>/review-queues/",
+        views_queues.review_queues,
+        name="console_review_queues",
     ),
     path("console/panels/<int:pk>/flags/", views_flags.flags_page, name="console_flags"),
     path(

@@ -14,11 +14,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from console import review as review_selectors
+from console.views_queues import queue_params, queue_query, review_nav
 from dataset import adjudication
 from material.models import Answer
 from panels.access import allowed, get_object_for, require
@@ -67,6 +69,7 @@ def _page(
     blind = review_selectors.viewer_blind_on(answer, request.user)
     lang = (get_language() or "ru")[:2]
     rows = [] if blind else review_selectors.answer_review(panel, answer, lang)
+    nav = review_nav(request, panel)
     return render(
         request,
         "console/review.html",
@@ -77,9 +80,31 @@ def _page(
             "rows": rows,
             "disputed": sum(r.disputed for r in rows),
             "form": form or ReturnForm(),
+            # Opened from a review queue: its neighbours, and the estimate the row was about.
+            "nav": nav,
+            "selected_estimate": _selected_estimate(request, nav),
         },
         status=status,
     )
+
+
+def _selected_estimate(request: HttpRequest, nav: dict[str, Any] | None) -> int | None:
+    """The estimate the keyboard's accept and send back act on first (the queue row's)."""
+    if nav is None:
+        return None
+    try:
+        return int(request.GET.get("estimate", ""))
+    except ValueError:
+        return None
+
+
+def _back_to_review(request: HttpRequest, panel: Panel, answer: Answer) -> HttpResponse:
+    """The review page again, still at its place in the queue it was opened from."""
+    url = reverse("console_answer_review", args=[panel.pk, answer.pk])
+    params = queue_params(request.GET, panel)
+    if params is not None:
+        url += "?" + queue_query(*params)
+    return redirect(url)
 
 
 @login_required
@@ -126,7 +151,7 @@ def _review(request: HttpRequest, pk: int, estimate_id: int, accept: bool) -> Ht
     except review.ReviewRefused as exc:
         messages.error(request, str(exc))
         return _page(request, panel, answer, status=exc.status, form=form)
-    return redirect("console_answer_review", pk=panel.pk, answer_id=answer.pk)
+    return _back_to_review(request, panel, answer)
 
 
 @login_required
@@ -181,4 +206,4 @@ def triple_adjudicate(request: HttpRequest, pk: int, triple_id: int) -> HttpResp
         )
         return _page(request, panel, answer, status=400)
     messages.success(request, _("The verdict is recorded."))
-    return redirect("console_answer_review", pk=panel.pk, answer_id=answer.pk)
+    return _back_to_review(request, panel, answer)

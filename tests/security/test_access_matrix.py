@@ -561,6 +561,15 @@ ACCESS: dict[str, Row] = {
         ),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
+    # The review queues: the panel's supervisors and admins; another panel's supervisor (an
+    # expert of A who supervises B included) finds no such panel, as on every console page.
+    "console_review_queues": Row(
+        PANEL,
+        GET=e(
+            LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
+        ),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
     "console_flag_resolve": Row(
         FLAG,
         data=lambda w, s: {"resolution": "ignored", "note": "проверено"},
