@@ -1,4 +1,4 @@
-"""ПРО//ЧТЕНИЕ markup comparison (protocol.spans) against hand computations and exhaustive search."""
+"""ПРО//ЧТЕНИЕ markup comparison (protocol.spans): hand computations and exhaustive search."""
 
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ def test_relative_accuracies_and_star_by_hand() -> None:
 @pytest.mark.parametrize("seed", range(20))
 def test_the_array_loss_matrix_is_the_scalar_formula(seed: int) -> None:
     rng = random.Random(seed)
-    xs = _random_markup(rng, 6) + [F(None, None, "С.тема"), F(7, 7)]
-    ys = _random_markup(rng, 5) + [F(None, None, "С.тема"), F(None, None, "Р.знач"), F(7, 7)]
+    xs = [*_random_markup(rng, 6), F(None, None, "С.тема"), F(7, 7)]
+    ys = [*_random_markup(rng, 5), F(None, None, "С.тема"), F(None, None, "Р.знач"), F(7, 7)]
     expected = [[loss(x, y) for y in ys] for x in xs]
     assert np.allclose(loss_matrix(xs, ys), np.array(expected))
