@@ -127,9 +127,7 @@ def test_each_metric_on_a_hand_made_pair() -> None:
     # M6: X has two corrections (x0, x2); only x0's is matched with the same correction.
     assert got["M6"] == pytest.approx(100 * 1 / 2)
     assert pair_accuracy(xs, ys, TEXT).value == pytest.approx(sum(got.values()) / 5)
-    assert weighted(got, {"M2": 1.0, "M5": 3.0}) == pytest.approx(
-        (got["M2"] + 3 * got["M5"]) / 4
-    )
+    assert weighted(got, {"M2": 1.0, "M5": 3.0}) == pytest.approx((got["M2"] + 3 * got["M5"]) / 4)
 
 
 def test_empty_markups() -> None:
