@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from material.markdown import pygments_css
+from lib.markdown import pygments_css
 from panels.access import check_object, require
 from panels.models import Expert
 from protocol.rationale import RationaleRule
