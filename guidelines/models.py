@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from panels.models import Panel
 from taxonomy.models import Criterion
@@ -34,7 +35,7 @@ class Guideline(models.Model):
 
     class Meta:
         verbose_name = _("guideline")
-        verbose_name_plural = _("guidelines")
+        verbose_name_plural = pgettext_lazy("panel guidelines", "guidelines")
         constraints = [
             models.UniqueConstraint(
                 fields=["panel", "criterion"],

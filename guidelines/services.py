@@ -48,7 +48,9 @@ def _guideline_locked(panel: Panel, criterion: Criterion | None) -> Guideline:
         except IntegrityError:
             # Two supervisors wrote the first version at once: the other one created it.
             guideline = Guideline.objects.get(panel=panel, criterion=criterion)
-    return Guideline.objects.select_for_update().select_related("current").get(pk=guideline.pk)
+    # of=self: the current version is read by an outer join, which PostgreSQL does not lock.
+    locked = Guideline.objects.select_for_update(of=("self",)).select_related("current")
+    return locked.get(pk=guideline.pk)
 
 
 @transaction.atomic
