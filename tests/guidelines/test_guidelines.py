@@ -11,12 +11,13 @@ from django.urls import reverse
 
 from guidelines.models import Guideline, GuidelineExample, GuidelineVersion
 from guidelines.services import ExampleInput, guideline_save
-from material.models import Answer
+from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Panel
 from quality.exams import exam_create
 from taxonomy.models import Criterion
 from tests.conftest import PASSWORD, Personas, make_expert
 from work.assignments import assignments_build
+from work.comparisons import comparisons_build
 from work.models import Assignment, Estimate
 
 pytestmark = pytest.mark.django_db
@@ -268,3 +269,24 @@ def test_the_exam_list_links_the_panels_guidelines(personas: Personas) -> None:
     make_expert("candidate", panel, qualified=False)
     html = _client("candidate").get(reverse("my_exams")).content.decode()
     assert reverse("guidelines_panel", args=[panel.pk]) in html
+
+
+def test_the_side_by_side_page_links_the_panels_guidelines(personas: Personas) -> None:
+    panel = personas.panel_a
+    instruction = Instruction.objects.create(text="Сравните два ответа.")
+    answers = [
+        Answer.objects.create(
+            instruction=instruction,
+            model=LanguageModel.objects.get_or_create(name=f"M{n}", version="1")[0],
+            text=f"Ответ {n}.",
+            text_hash=f"g-pair-{n}",
+        )
+        for n in (1, 2)
+    ]
+    pair = AnswerPair.objects.create(
+        instruction=instruction, answer_a=answers[0], answer_b=answers[1]
+    )
+    comparisons_build(panel_id=panel.pk, route=True, pair_ids=[pair.pk], seed=1)
+    assignment = Assignment.objects.get(pair=pair, expert=personas.expert_a)
+    html = _client("expert_a").get(reverse("assignment", args=[assignment.pk])).content.decode()
+    assert f'href="{reverse("guidelines_panel", args=[panel.pk])}"' in html
