@@ -19,6 +19,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("work.urls")),
     path("", include("material.urls")),
+    path("", include("guidelines.urls")),
     path("", include("dataset.urls")),
     path("", include("console.urls")),
     path("", include("judging.urls")),

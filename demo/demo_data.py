@@ -19,6 +19,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from demo.demo_guidelines import demo_guidelines_ensure
 from material.models import Answer, Instruction, LanguageModel
 from panels.models import Expert, Membership, Panel
 from quality.control import control_reference_criteria
@@ -762,6 +763,7 @@ def demo_people_ensure(report: DemoReport) -> None:
     # add() skips pairs already present, so rerunning adds nothing.
     for key in DEMO_SUPERVISOR.panels:
         panels[key].supervisors.add(supervisor)
+    report.add("GuidelineVersion", demo_guidelines_ensure(supervisor))
 
     memberships = []
     for person in DEMO_EXPERTS:

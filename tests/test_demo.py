@@ -23,7 +23,9 @@ from demo.demo_data import (
     DEMO_SUPERVISOR,
     text_hash,
 )
+from demo.demo_guidelines import DEMO_GUIDELINE_CRITERION, DEMO_GUIDELINE_PANEL
 from demo.demo_pairs import DEMO_PAIRS
+from guidelines.models import GuidelineVersion
 from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Expert, Membership, Panel
 from taxonomy.models import Criterion, Rubric
@@ -60,6 +62,7 @@ def counts() -> dict[str, int]:
         Triple,
         Assignment,
         Estimate,
+        GuidelineVersion,
     ]
     return {model.__name__: model._default_manager.count() for model in tables}
 
@@ -152,6 +155,25 @@ def test_the_demo_expert_has_work_in_the_queue(demo_settings: Any) -> None:
     assert pairs.count() == 3 * len(DEMO_PAIRS)
     assert open_work.filter(pair__isnull=False).count() == len(DEMO_PAIRS)
     assert set(pairs.values_list("swapped", flat=True)) == {True, False}
+
+
+@pytest.mark.django_db
+def test_the_demo_expert_reads_the_crowd_panels_guidelines(demo_settings: Any, client: Any) -> None:
+    seed()
+    crowd = Panel.objects.get(key=DEMO_GUIDELINE_PANEL)
+    versions = GuidelineVersion.objects.filter(guideline__panel=crowd)
+    assert set(versions.values_list("guideline__criterion__key", flat=True)) == {
+        None,
+        DEMO_GUIDELINE_CRITERION,
+    }
+    gate = versions.get(guideline__criterion__key=DEMO_GUIDELINE_CRITERION)
+    assert set(gate.examples.values_list("kind", flat=True)) == {"good", "bad", "hard"}
+    assert client.login(username=DEMO_EXPERT, password=DEMO_PASSWORD)
+    url = reverse("guidelines_panel", args=[crowd.pk])
+    html = client.get(f"{url}?criterion={DEMO_GUIDELINE_CRITERION}").content.decode()
+    assert "Critical criteria come first" in html and "нельзя оценить" in html
+    # Written by the demo supervisor: the expert sees the version, not its author.
+    assert DEMO_SUPERVISOR.username not in html
 
 
 def test_the_demo_material_is_varied() -> None:

@@ -161,7 +161,12 @@ def _pick(lang: str, ru: str, en: str) -> str:
 
 
 # Whose criterion it is, on a page that shows an entry of several panels (work.entries).
-_PAGE_OWNER_COLUMNS = ("assignment_id", "assignment__status", "assignment__panel__number")
+_PAGE_OWNER_COLUMNS = (
+    "assignment_id",
+    "assignment__status",
+    "assignment__panel__number",
+    "assignment__panel_id",
+)
 
 
 def scoring_rows(
@@ -198,7 +203,7 @@ def scoring_rows(
     present = {r[0] for r in records}
     orphan_ids = [int(k) for k in backup if k.isdigit() and int(k) not in present]
     if orphan_ids:
-        owner = (assignment.pk, assignment.status, assignment.panel.number)
+        owner = (assignment.pk, assignment.status, assignment.panel.number, assignment.panel_id)
         for triple in Triple.objects.filter(
             pk__in=orphan_ids, kind=TripleKind.POINTWISE
         ).values_list("id", *_PAGE_TRIPLE_COLUMNS):
@@ -215,7 +220,7 @@ def scoring_rows(
     for record in records:
         (triple_id, status, score, is_na, rationale, time_spent_ms, group, _position) = record[:8]
         key, name_ru, name_en, desc_ru, desc_en, allows_na, levels, best_end = record[8:16]
-        owner_id, owner_status, panel_number = record[16:]
+        owner_id, owner_status, panel_number, panel_id = record[16:]
         value = posted.get(triple_id) or backup.get(str(triple_id))
         if isinstance(value, dict):
             score, is_na, rationale = value.get("score"), value.get("is_na"), value.get("rationale")
@@ -253,6 +258,7 @@ def scoring_rows(
                 "assignment_id": owner_id,
                 "assignment_status": owner_status,
                 "panel": panel_number,
+                "panel_id": panel_id,
             }
         )
     return rows

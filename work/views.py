@@ -10,10 +10,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from material.markdown import pygments_css
+from lib.markdown import pygments_css
 from panels.access import check_object, require
 from panels.models import Expert
 from protocol.rationale import RationaleRule
@@ -208,9 +209,22 @@ def _render_assignment(
             },
         )
     panels = sorted({r["panel"] for r in rows}) or [assignment.panel.number]
+    # Each criterion's guideline is its own panel's (an entry may span panels): one URL per
+    # panel, reversed once, not per row.
+    numbers = {r["panel_id"]: r["panel"] for r in rows} or {
+        assignment.panel_id: assignment.panel.number
+    }
+    guideline_urls = {pk: reverse("guidelines_panel", args=[pk]) for pk in numbers}
+    for row in rows:
+        row["guidelines_url"] = guideline_urls[row["panel_id"]]
+    panel_guidelines = [
+        {"number": numbers[pk], "url": url}
+        for pk, url in sorted(guideline_urls.items(), key=lambda item: numbers[item[0]])
+    ]
     context = {
         # More than one: the answer's criteria come from several panels (each row says whose).
         "panels": panels,
+        "panel_guidelines": panel_guidelines,
         "assignment": assignment,
         "instruction": instruction,
         "answer_text": assignment.answer.text,

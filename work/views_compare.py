@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from material.markdown import pygments_css
+from lib.markdown import pygments_css
 from panels.access import check_object
 from protocol.pairwise import Label
 from taxonomy.models import ComparisonCriterion

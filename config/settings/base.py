@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "jobs",
     "panels",
     "material",
+    "guidelines",
     "work",
     "quality",
     "dataset",

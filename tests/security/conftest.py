@@ -21,6 +21,7 @@ from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import User
 
+from guidelines.services import ExampleInput, guideline_save
 from jobs.models import Job, JobKind, JobStatus
 from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Expert, Panel
@@ -52,7 +53,10 @@ def pytest_configure(config: pytest.Config) -> None:
 MODEL_NAME = "SecretModel-Zeta9"
 OTHER_RATIONALE = "Чужое обоснование номер семь, секретное."
 REFERENCE_COMMENT = "Эталонный комментарий экзамена, тайный."
-SECRETS = (MODEL_NAME, OTHER_RATIONALE, REFERENCE_COMMENT)
+# The author of the panels' guidelines (and his change notes): shown to supervisors only.
+GUIDELINE_AUTHOR = "GuidelineAuthor-Q7"
+GUIDELINE_NOTE = "Примечание автора руководства, только супервизорам."
+SECRETS = (MODEL_NAME, OTHER_RATIONALE, REFERENCE_COMMENT, GUIDELINE_AUTHOR, GUIDELINE_NOTE)
 GOOD = "Ответ соответствует критерию, замечаний нет."
 
 
@@ -76,6 +80,8 @@ class Side:
     # An open broken-item flag of the expert's assignment (work.flags; not released here, so
     # the assignment's own routes stay open).
     flag: Any = None
+    # The panel-wide guideline, in two versions (guidelines.services).
+    guideline: Any = None
 
 
 @dataclass
@@ -157,6 +163,20 @@ def _pair_assignment_of(panel: Panel, expert: Expert, key: str) -> Assignment:
     return Assignment.objects.get(pair=pair, expert=expert)
 
 
+def _guideline_of(panel: Panel, author: User) -> Any:
+    """The panel's panel-wide guideline in two versions, by an author experts must not see."""
+    for n in (1, 2):
+        version, _ = guideline_save(
+            panel=panel,
+            criterion=None,
+            body=f"Руководство панели {panel.key}, редакция {n}.",
+            examples=[ExampleInput(kind="good", text="Хороший пример.", score=3)],
+            change_note=GUIDELINE_NOTE,
+            user=author,
+        )
+    return version.guideline
+
+
 def _private_file(name: str) -> str:
     root = Path(settings.PRIVATE_STORAGE_ROOT)
     (root / "exports").mkdir(parents=True, exist_ok=True)
@@ -191,6 +211,7 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
             result = assignment_submit(assignment=peer_assignment, items=items)
         assert result.ok, (result.errors, result.form_errors)
 
+    guideline_author = make_user(GUIDELINE_AUTHOR, is_staff=True)
     sides = {}
     for key, panel, expert, sup, answer in (
         ("A", personas.panel_a, personas.expert_a, personas.supervisor_a, ans_a),
@@ -207,6 +228,7 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         sides[key].flag = Flag.objects.create(
             assignment=assignment, expert=expert, kind="broken", reason="garbled"
         )
+        sides[key].guideline = _guideline_of(panel, guideline_author)
     world = World(personas=personas, a=sides["A"], b=sides["B"])
     # The combined personas join after A's and B's work was handed out (the plain experts keep
     # theirs); they get work on an answer routed to both panels.

@@ -300,6 +300,30 @@ def PAIRS_MAKE(w: World, s: Side) -> dict[str, Any]:
     return {"scheme": "random", "seed": "7"}
 
 
+GUIDELINE: Kwargs = lambda w, s: {"pk": s.panel.pk, "guideline_id": s.guideline.pk}  # noqa: E731
+
+
+def _old_guideline_version(w: World, s: Side) -> dict[str, Any]:
+    return {"pk": s.panel.pk, "version_id": s.guideline.versions.order_by("number").first().pk}
+
+
+GUIDELINE_VERSION: Kwargs = _old_guideline_version
+
+
+def GUIDELINE_EDIT(w: World, s: Side) -> dict[str, Any]:
+    return {
+        "body": "Новая редакция руководства панели.",
+        "hard_cases": "Если ответ обрывается, оценивайте то, что есть.",
+        "change_note": "уточнение",
+        "ex-TOTAL_FORMS": "1",
+        "ex-INITIAL_FORMS": "0",
+        "ex-0-kind": "bad",
+        "ex-0-text": "Плохой пример.",
+        "ex-0-explanation": "Не отвечает на вопрос.",
+        "ex-0-score": "0",
+    }
+
+
 def OVERRIDE(w: World, s: Side) -> dict[str, Any]:
     return {"passed": "1", "reason": "Проверено вручную"}
 
@@ -1100,6 +1124,65 @@ ACCESS: dict[str, Row] = {
     "comparison_rankings_parquet": Row(
         None,
         GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # --- guidelines: a panel's members (exam candidates included), its supervisors and admins
+    # read them; another panel's do not exist (404). An expert of A who supervises B reads both.
+    "guidelines_panel": Row(
+        PANEL,
+        GET=e(
+            LOGIN,
+            (200, 404),
+            (404, 200),
+            (200, 404),
+            (404, 200),
+            200,
+            200,
+            (200, 404),
+            200,
+            (200, 404),
+        ),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # Writing them, and their history with authors: the panel's supervisors and admins only.
+    "guidelines_manage": Row(
+        PANEL,
+        GET=e(
+            LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
+        ),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "guidelines_edit": Row(
+        PANEL,
+        data=GUIDELINE_EDIT,
+        GET=e(
+            LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
+        ),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
+    ),
+    "guidelines_history": Row(
+        GUIDELINE,
+        GET=e(
+            LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
+        ),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "guidelines_version": Row(
+        GUIDELINE_VERSION,
+        GET=e(
+            LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, (200, 404), (404, 200), (200, 404)
+        ),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
     "my_exams": Row(

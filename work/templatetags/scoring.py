@@ -7,7 +7,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from material.markdown import render_markdown
+from lib.markdown import render_markdown
 
 register = template.Library()
 

@@ -1,4 +1,4 @@
-"""Markdown of instructions and answers rendered safely: no raw HTML, highlighted code."""
+"""Markdown rendered safely: no raw HTML, highlighted code (instructions, answers, guidelines)."""
 
 from __future__ import annotations
 
