@@ -222,3 +222,16 @@ def test_a_returned_estimate_reopens_only_its_own_assignment(
     assert 'id="entry-panels"' not in html
     for e in gates.estimates.all():
         assert f'name="rationale_{e.triple_id}"' not in html
+
+
+def test_each_criterion_links_its_own_panels_guideline(
+    make_answer: Callable[..., Answer], client: Client
+) -> None:
+    gates, other = _two_panels(make_answer)
+    _login(client, gates)
+    html = client.get(reverse("assignment", args=[gates.pk])).content.decode()
+    for a in (gates, other):
+        url = reverse("guidelines_panel", args=[a.panel_id])
+        for e in a.estimates.select_related("triple__criterion"):
+            key = criterion_of(e.triple).key
+            assert f'href="{url}?criterion={key}"' in html, (a.panel_id, key)
