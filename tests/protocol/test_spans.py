@@ -9,6 +9,7 @@ import pytest
 
 from protocol.spans import (
     Fragment,
+    Words,
     jaccard_distance,
     loss,
     loss_matrix,
@@ -22,6 +23,7 @@ from protocol.spans import (
     text_accuracy,
     total_loss,
     weighted,
+    word_spans,
 )
 
 TEXT = "Все удивлялись его силой и умом, а потом ушли домой."
@@ -177,3 +179,12 @@ def test_the_array_loss_matrix_is_the_scalar_formula(seed: int) -> None:
     ys = [*_random_markup(rng, 5), F(None, None, "С.тема"), F(None, None, "Р.знач"), F(7, 7)]
     expected = [[loss(x, y) for y in ys] for x in xs]
     assert np.allclose(loss_matrix(xs, ys), np.array(expected))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [TEXT, "", "   ", "слово", " начало, и конец.", "a_b 12 — «цитата»!", "..x..y"],
+)
+def test_the_word_arrays_are_the_regex_words(text: str) -> None:
+    words = Words.of(text)
+    assert list(zip(words.starts.tolist(), words.ends.tolist(), strict=True)) == word_spans(text)
