@@ -1,4 +1,5 @@
-"""ПРО//ЧТЕНИЕ markup comparison (protocol.spans) against hand computations and exhaustive search."""
+"""ПРО//ЧТЕНИЕ markup comparison (protocol.spans) against hand computations and exhaustive
+search."""
 
 from __future__ import annotations
 
@@ -127,9 +128,7 @@ def test_each_metric_on_a_hand_made_pair() -> None:
     # M6: X has two corrections (x0, x2); only x0's is matched with the same correction.
     assert got["M6"] == pytest.approx(100 * 1 / 2)
     assert pair_accuracy(xs, ys, TEXT).value == pytest.approx(sum(got.values()) / 5)
-    assert weighted(got, {"M2": 1.0, "M5": 3.0}) == pytest.approx(
-        (got["M2"] + 3 * got["M5"]) / 4
-    )
+    assert weighted(got, {"M2": 1.0, "M5": 3.0}) == pytest.approx((got["M2"] + 3 * got["M5"]) / 4)
 
 
 def test_empty_markups() -> None:
@@ -175,7 +174,7 @@ def test_relative_accuracies_and_star_by_hand() -> None:
 @pytest.mark.parametrize("seed", range(20))
 def test_the_array_loss_matrix_is_the_scalar_formula(seed: int) -> None:
     rng = random.Random(seed)
-    xs = _random_markup(rng, 6) + [F(None, None, "С.тема"), F(7, 7)]
-    ys = _random_markup(rng, 5) + [F(None, None, "С.тема"), F(None, None, "Р.знач"), F(7, 7)]
+    xs = [*_random_markup(rng, 6), F(None, None, "С.тема"), F(7, 7)]
+    ys = [*_random_markup(rng, 5), F(None, None, "С.тема"), F(None, None, "Р.знач"), F(7, 7)]
     expected = [[loss(x, y) for y in ys] for x in xs]
     assert np.allclose(loss_matrix(xs, ys), np.array(expected))
