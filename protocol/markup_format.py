@@ -203,9 +203,10 @@ class _Header:
 
 
 def _header_lines(src: str) -> list[tuple[str, str, int]] | None:
-    """The header's (field, value, position) lines and the body's start, or None when the
-    source has no header: the first block (up to the first blank line) is a header when each
-    of its lines is `Field: value` (a value in brackets may span lines) and one field is known."""
+    """The header's (field, value, position) lines, closed by a ("", "", body start) entry,
+    or None when the source has no header: the first block (up to the first blank line) is a
+    header when each of its lines is `Field: value` (a value in brackets may span lines) and one
+    field is known."""
     lines: list[tuple[str, str, int]] = []
     pos = 0
     while True:
