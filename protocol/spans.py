@@ -60,7 +60,10 @@ def normalize_code(code: str) -> str:
 @dataclass(frozen=True)
 class Fragment:
     """One fragment of a markup: a span [start, end) of the text (None: the whole text), its
-    code (error type or meaning block), subtype, comment and correction."""
+    code (error type or meaning block), subtype, comment and correction; its group (`error` or
+    `meaning`), the expert's explanation and the tag linking fragments of one multi-span error
+    (Appendix 3, 1.3 and section 2). The metrics read only the span, code, subtype, comment and
+    correction."""
 
     start: int | None
     end: int | None
@@ -68,6 +71,9 @@ class Fragment:
     subtype: str = ""
     comment: str = ""
     correction: str = ""
+    group: str = "error"
+    explanation: str = ""
+    tag: str = ""
 
     @property
     def located(self) -> bool:

@@ -1,0 +1,1 @@
+"""Versioned data of the protocol (classifiers), shipped as package data."""
