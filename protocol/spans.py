@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import permutations
@@ -128,7 +129,7 @@ class Markup(Sequence[Fragment]):
         # keys are equal (`same_comment` is the same rule on two fragments).
         self.comment_keys = np.array([_comment_key(f) for f in self.fragments] or [""])[:n]
         self.corrections = np.array(
-            [_norm_correction(f.correction) for f in self.fragments] or [""]
+            [_norm_correction(f.correction) if f.correction else "" for f in self.fragments] or [""]
         )[:n]
 
     def __len__(self) -> int:
@@ -144,11 +145,11 @@ def prepared(markup: Sequence[Fragment]) -> Markup:
 
 def _jaccard_arrays(bx: Any, ex: Any, by: Any, ey: Any) -> Any:
     """The Jaccard distance, elementwise (broadcast for a matrix, paired for matched pairs)."""
-    inter = np.clip(np.minimum(ex, ey) - np.maximum(bx, by), 0, None)
+    inter = np.maximum(np.minimum(ex, ey) - np.maximum(bx, by), 0)
     union = (ex - bx) + (ey - by) - inter
-    return np.where(
-        union > 0, 1.0 - inter / np.where(union > 0, union, 1), np.where(bx == by, 0.0, 1.0)
-    )
+    j = 1.0 - inter / np.maximum(union, 1)
+    # An empty union (two empty spans, or two whole-text fragments): the same point coincides.
+    return np.where(union > 0, j, bx != by)
 
 
 def loss_matrix(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> np.ndarray:
@@ -180,12 +181,21 @@ def match(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> list[tuple[int, int
     same as no pair and is dropped. (L = 2 never occurs for intersecting fragments: J < 1 makes
     L ∈ [0, 2) ∪ (2, 3), so dropping zero-cost pairs changes no optimum.)
     """
-    if not len(xs) or not len(ys):
-        return []
-    L = loss_matrix(xs, ys)
-    gain = np.minimum(L - 2.0, 0.0)
+    ix, iy = _match_arrays(prepared(xs), prepared(ys))
+    return list(zip(ix.tolist(), iy.tolist(), strict=True))
+
+
+_NO_PAIRS = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+
+
+def _match_arrays(x: Markup, y: Markup) -> tuple[np.ndarray, np.ndarray]:
+    """`match` as two index arrays (x's indices ascending), for the metrics."""
+    if not len(x) or not len(y):
+        return _NO_PAIRS
+    gain = np.minimum(loss_matrix(x, y) - 2.0, 0.0)
     rows, cols = linear_sum_assignment(gain)
-    return sorted((int(i), int(k)) for i, k in zip(rows, cols, strict=True) if gain[i, k] < 0)
+    keep = gain[rows, cols] < 0
+    return rows[keep], cols[keep]
 
 
 def match_exhaustive(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> list[tuple[int, int]]:
@@ -333,7 +343,7 @@ def _norm_comment(text: str) -> str:
 def _comment_key(fragment: Fragment) -> str:
     # A written comment overrides the subtype; the prefixes keep a comment from ever equalling
     # a subtype.
-    if fragment.comment.strip():
+    if fragment.comment and fragment.comment.strip():
         return "c:" + _norm_comment(fragment.comment)
     return "s:" + normalize_code(fragment.subtype)
 
@@ -364,23 +374,29 @@ def metrics(
     *,
     pairs: Sequence[tuple[int, int]] | None = None,
 ) -> dict[str, float]:
-    """M2–M6 of markup X against markup Y of `text` (or its `Words`), in percent (Appendix 1)."""
-    xs, ys = prepared(xs), prepared(ys)
+    """M2–M6 of markup X against markup Y of `text` (or its `Words`), in percent (Appendix 1);
+    `pairs`: a correspondence found elsewhere (the optimal one by default)."""
+    x, y = prepared(xs), prepared(ys)
     if pairs is None:
-        pairs = match(xs, ys)
-    if not xs and not ys:
+        ix, iy = _match_arrays(x, y)
+    else:
+        ix = np.fromiter((i for i, _k in pairs), np.int64, count=len(pairs))
+        iy = np.fromiter((k for _i, k in pairs), np.int64, count=len(pairs))
+    words = text if isinstance(text, Words) else Words.of(text)
+    return _metrics(x, y, words, ix, iy)
+
+
+def _metrics(xs: Markup, ys: Markup, words: Words, ix: Any, iy: Any) -> dict[str, float]:
+    n, m, matched = len(xs), len(ys), len(ix)
+    if not n and not m:
         return dict.fromkeys(METRICS, 100.0)
-    n, m = len(xs), len(ys)
-    precision = len(pairs) / n if n else 0.0
-    recall = len(pairs) / m if m else 0.0
+    precision = matched / n if n else 0.0
+    recall = matched / m if m else 0.0
     m2 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     m3 = m4 = m5 = 0.0
-    ix = np.fromiter((i for i, _k in pairs), np.int64, count=len(pairs))
-    iy = np.fromiter((k for _i, k in pairs), np.int64, count=len(pairs))
-    if n and pairs:
+    if matched:
         m3 = float(np.count_nonzero(xs.codes[ix] == ys.codes[iy])) / n
         m4 = float(np.count_nonzero(xs.comment_keys[ix] == ys.comment_keys[iy])) / n
-        words = text if isinstance(text, Words) else Words.of(text)
         bx, ex, by, ey = xs.starts[ix], xs.ends[ix], ys.starts[iy], ys.ends[iy]
         xlo, xhi = words.ranges(bx, ex)
         ylo, yhi = words.ranges(by, ey)
@@ -388,11 +404,8 @@ def metrics(
         m5 = float(np.sum(_word_jaccard(xlo, xhi, ylo, yhi, chars))) / n
     corrected = int(np.count_nonzero(xs.corrections != "")) if n else 0
     if corrected:
-        same = 0
-        if pairs:
-            cx, cy = xs.corrections[ix], ys.corrections[iy]
-            same = int(np.count_nonzero((cx != "") & (cx == cy)))
-        m6 = same / corrected
+        cx, cy = xs.corrections[ix], ys.corrections[iy]
+        m6 = int(np.count_nonzero((cx != "") & (cx == cy))) / corrected
     else:
         m6 = 0.0 if m and np.any(ys.corrections != "") else 1.0
     return {"M2": 100 * m2, "M3": 100 * m3, "M4": 100 * m4, "M5": 100 * m5, "M6": 100 * m6}
@@ -413,8 +426,11 @@ def pair_accuracy(
     weights: Mapping[str, float] = DEFAULT_WEIGHTS,
 ) -> PairAccuracy:
     """The pairwise markup accuracy M(X, Y) (Appendix 2, section 1, algorithm 4)."""
-    pairs = match(xs, ys)
-    parts = metrics(xs, ys, text, pairs=pairs)
+    x, y = prepared(xs), prepared(ys)
+    ix, iy = _match_arrays(x, y)
+    words = text if isinstance(text, Words) else Words.of(text)
+    parts = _metrics(x, y, words, ix, iy)
+    pairs = list(zip(ix.tolist(), iy.tolist(), strict=True))
     return PairAccuracy(metrics=parts, value=weighted(parts, weights), pairs=pairs)
 
 
@@ -443,23 +459,49 @@ def text_accuracy(
         raise ValueError("a text needs at least one expert markup")
     words = Words.of(text)
     algorithm = prepared(algorithm)
-    experts = [prepared(e) for e in experts]
-    against = [pair_accuracy(algorithm, e, words, weights).value for e in experts]
+    markups = [prepared(e) for e in experts]
+    against = [pair_accuracy(algorithm, e, words, weights).value for e in markups]
     agreement = []
-    for a in range(len(experts)):
-        for b in range(a + 1, len(experts)):
+    for a in range(len(markups)):
+        for b in range(a + 1, len(markups)):
             # L is symmetric (each of its terms is), so the optimum of (E', E) is the transpose
             # of the optimum of (E, E'): one assignment problem per unordered pair.
-            pairs = match(experts[a], experts[b])
-            back = sorted((k, i) for i, k in pairs)
-            agreement.append(weighted(metrics(experts[a], experts[b], words, pairs=pairs), weights))
-            agreement.append(weighted(metrics(experts[b], experts[a], words, pairs=back), weights))
+            ia, ib = _match_arrays(markups[a], markups[b])
+            agreement.append(weighted(_metrics(markups[a], markups[b], words, ia, ib), weights))
+            agreement.append(weighted(_metrics(markups[b], markups[a], words, ib, ia), weights))
     optimistic = mean = None
     if agreement and min(agreement) > 0:
         optimistic = 100 * max(against) / min(agreement)
     if agreement and fmean(agreement) > 0:
         mean = 100 * fmean(against) / fmean(agreement)
     return TextAccuracy(against, agreement, optimistic, mean)
+
+
+TextMarkups = tuple[str, Sequence[Fragment], Sequence[Sequence[Fragment]]]
+
+
+def _chunk_accuracy(
+    chunk: Sequence[TextMarkups], weights: Mapping[str, float]
+) -> list[TextAccuracy]:
+    return [text_accuracy(algorithm, experts, text, weights) for text, algorithm, experts in chunk]
+
+
+def texts_accuracy(
+    texts: Sequence[TextMarkups],
+    weights: Mapping[str, float] = DEFAULT_WEIGHTS,
+    *,
+    workers: int = 1,
+) -> list[TextAccuracy]:
+    """`text_accuracy` of many texts ((text, algorithmic markup, expert markups) each), in
+    order. Texts are independent, so with `workers` > 1 they are split into that many chunks
+    computed in worker processes (a scoring run of a whole corpus on a multi-core worker)."""
+    if workers <= 1 or len(texts) < 2 * workers:
+        return _chunk_accuracy(texts, weights)
+    size = -(-len(texts) // workers)
+    chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        parts = pool.map(_chunk_accuracy, chunks, [dict(weights)] * len(chunks))
+        return [result for part in parts for result in part]
 
 
 def star(texts: Sequence[TextAccuracy], hardness: float = 0.5) -> float:
