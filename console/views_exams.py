@@ -25,6 +25,7 @@ from panels.access import get_object_for, require
 from panels.models import Expert
 from quality import exam_import as exam_import_service
 from quality import exams as exam_services
+from quality import feedback
 from quality import selectors as quality_selectors
 from quality.models import Exam, ExamAttempt, ReferenceLabel, ReferenceScore
 from taxonomy.services import criteria_for
@@ -403,13 +404,13 @@ def practice_feedback(request: HttpRequest, pk: int, assignment_id: int) -> Http
     before the answer would be an answer key.
     """
     attempt = _own_attempt(request, pk)
-    link = exam_services.practice_link(attempt, assignment_id)
+    link = feedback.practice_link(attempt, assignment_id)
     if link is None or not attempt.exam.is_practice:
         raise Http404
     continue_url = reverse("exam_attempt_continue", args=[attempt.pk]) + f"?after={assignment_id}"
     if link.assignment.status != AssignmentStatus.SUBMITTED:
         return redirect(continue_url)
-    feedback = exam_services.practice_feedback(attempt, link)
+    shown = feedback.practice_feedback(attempt, link)
     position = quality_selectors.exam_position(assignment_id)
     return render(
         request,
@@ -417,7 +418,7 @@ def practice_feedback(request: HttpRequest, pk: int, assignment_id: int) -> Http
         {
             "attempt": attempt,
             "exam": attempt.exam,
-            "feedback": feedback,
+            "feedback": shown,
             "position": position,
             "continue_url": continue_url,
         },
@@ -441,7 +442,7 @@ def attempt_result(request: HttpRequest, pk: int) -> HttpResponse:
     rows = exam_services.attempt_comparisons(attempt)
     pair_rows = exam_services.attempt_pair_comparisons(attempt)
     mismatches = [r for r in rows if not r.match]
-    pair_mismatches = exam_services.shown_pair_rows(attempt, [r for r in pair_rows if not r.match])
+    pair_mismatches = feedback.shown_pair_rows(attempt, [r for r in pair_rows if not r.match])
     return render(
         request,
         "console/attempt_result.html",

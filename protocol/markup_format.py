@@ -18,13 +18,12 @@ The choices where the regulations are silent are listed in docs/spans.md ("Marku
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from protocol.markup_classifier import FIX_CODE, GROUPS, Classifier, load_classifier
+from protocol.markup_classifier import FIX_CODE, Classifier, load_classifier
 from protocol.spans import Fragment, normalize_code
 
 META_STRING_KEYS = (
@@ -100,7 +99,7 @@ _SECTIONS = ("comment", "explanation", "correction", "tag")
 _FIELD = re.compile(r"[ \t]*([^\W\d_][^:\n]{0,39}?)[ \t]*:(.*)")
 _CRITERION = re.compile(r"[кk]\s*/?\s*(\d+)")
 _NUMBER = re.compile(r"-?\d+(\.\d+)?")
-_TAG = re.compile(r"\w+")
+TAG_PATTERN = re.compile(r"\w+")
 
 
 class MarkupFormatError(ValueError):
@@ -247,7 +246,7 @@ def _header_lines(src: str) -> list[tuple[str, str, int]] | None:
     return lines
 
 
-def _criterion_name(name: str) -> str | None:
+def criterion_name(name: str) -> str | None:
     """К9 from «К9», «K9» (Latin), «к 9» or «К/9»; None for anything else."""
     m = _CRITERION.fullmatch(" ".join(name.split()).casefold())
     return f"К{m.group(1)}" if m else None
@@ -255,7 +254,7 @@ def _criterion_name(name: str) -> str | None:
 
 def _field_key(name: str) -> str | None:
     """A header field's meta key, or its criterion name (К9); None when unknown."""
-    return HEADER_FIELDS.get(" ".join(name.split()).casefold()) or _criterion_name(name)
+    return HEADER_FIELDS.get(" ".join(name.split()).casefold()) or criterion_name(name)
 
 
 def _parse_header(src: str, warn: Any) -> _Header:
@@ -534,7 +533,7 @@ def _header_text(document: MarkupDocument) -> list[str]:
             f"{_HEADER_NAMES[key]}: {value}" if single else f"{_HEADER_NAMES[key]}: (* {value} *)"
         )
     for name, score in document.criteria.items():
-        criterion = _criterion_name(name)
+        criterion = criterion_name(name)
         if criterion is None:
             raise MarkupFormatError(f"criteria.{name}", "a criterion is named К<number>")
         lines.append(f"{criterion}: {score}")
@@ -631,260 +630,3 @@ def _whole_tail(f: Fragment) -> str:
     comment = f" \\ \\ {f.comment}" if f.comment else ""
     # With a comment the (empty) text needs its own «\»: «(* С.тема \ \ комментарий *)».
     return comment + "".join(parts) + " *)"
-
-
-# ---------------------------------------------------------------------------------------------
-# JSON
-
-
-def _string(value: Any, where: str) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise MarkupFormatError(where, f"a string expected, got {type(value).__name__}")
-    return value
-
-
-def _integer(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MarkupFormatError(where, f"an integer expected, got {type(value).__name__}")
-    return value
-
-
-def _score(value: Any, where: str) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise MarkupFormatError(where, f"a number expected, got {type(value).__name__}")
-    return value
-
-
-def read_json(data: str | bytes | Mapping[str, Any]) -> MarkupDocument:
-    """A document from the contest's JSON (section 2). Strict about types: a malformed field
-    raises `MarkupFormatError` naming it. Offsets are checked against each other here and
-    against the text by `validate`."""
-    if isinstance(data, str | bytes):
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as error:
-            raise MarkupFormatError("(document)", f"not JSON: {error}") from error
-    if not isinstance(data, Mapping):
-        raise MarkupFormatError("(document)", "a JSON object expected")
-    if "text" in data:
-        text = data["text"]
-    elif "Text" in data:  # the field table spells it «Text», the example «text»
-        text = data["Text"]
-    else:
-        raise MarkupFormatError("text", "missing")
-    if not isinstance(text, str):
-        raise MarkupFormatError("text", "a string expected")
-    raw_meta = data.get("meta")
-    if not isinstance(raw_meta, Mapping):
-        raise MarkupFormatError("meta", "an object expected" if "meta" in data else "missing")
-    meta = default_meta()
-    for key in META_STRING_KEYS:
-        meta[key] = _string(raw_meta.get(key), f"meta.{key}")
-    year = raw_meta.get("year")
-    meta["year"] = None if year is None else _integer(year, "meta.year")
-    criteria: dict[str, int | float] = {}
-    raw_criteria = data.get("criteria")
-    if raw_criteria is not None:
-        if not isinstance(raw_criteria, list):
-            raise MarkupFormatError("criteria", "an array expected")
-        for i, item in enumerate(raw_criteria):
-            where = f"criteria[{i}]"
-            if item is None:
-                continue
-            if isinstance(item, Mapping):
-                name = _string(item.get("name"), f"{where}.name")
-                criterion = _criterion_name(name)
-                if criterion is None:
-                    raise MarkupFormatError(f"{where}.name", f"{name!r} is not К<number>")
-                criteria[criterion] = _score(item.get("score"), f"{where}.score")
-            else:
-                # An array of plain numbers: element N − 1 is the score by criterion КN.
-                criteria[f"К{i + 1}"] = _score(item, where)
-    raw_selections = data.get("selections")
-    fragments: list[Fragment] = []
-    if raw_selections is not None:
-        if not isinstance(raw_selections, list):
-            raise MarkupFormatError("selections", "an array expected")
-        for i, item in enumerate(raw_selections):
-            fragments.append(_selection(item, f"selections[{i}]"))
-    return MarkupDocument(text, fragments, meta, criteria)
-
-
-def _selection(item: Any, where: str) -> Fragment:
-    if not isinstance(item, Mapping):
-        raise MarkupFormatError(where, "an object expected")
-    if "id" in item and item["id"] is not None:
-        _integer(item["id"], f"{where}.id")
-    raw_start, raw_end = item.get("startSelection"), item.get("endSelection")
-    start: int | None
-    end: int | None
-    if raw_start is None and raw_end is None:
-        start = end = None  # a whole-text error
-    else:
-        start = _integer(raw_start, f"{where}.startSelection")
-        end = _integer(raw_end, f"{where}.endSelection")
-        if start < 0:
-            raise MarkupFormatError(f"{where}.startSelection", "negative")
-        if end < start:
-            raise MarkupFormatError(f"{where}.endSelection", "before startSelection")
-    if "type" not in item:
-        raise MarkupFormatError(f"{where}.type", "missing")
-    code = _string(item["type"], f"{where}.type")
-    group = _string(item.get("group"), f"{where}.group")
-    if group not in GROUPS:
-        raise MarkupFormatError(f"{where}.group", f"{group!r} is not one of {', '.join(GROUPS)}")
-    return Fragment(
-        start=start,
-        end=end,
-        code=code,
-        subtype=_string(item.get("subtype"), f"{where}.subtype"),
-        comment=_string(item.get("comment"), f"{where}.comment"),
-        correction=_string(item.get("correction"), f"{where}.correction"),
-        group=group,
-        explanation=_string(item.get("explanation"), f"{where}.explanation"),
-        tag=_string(item.get("tag"), f"{where}.tag"),
-    )
-
-
-def to_json(document: MarkupDocument) -> dict[str, Any]:
-    """The contest's JSON object of a document; selections numbered 1…n in their order."""
-    return {
-        "meta": {key: document.meta.get(key, default_meta()[key]) for key in META_KEYS},
-        "criteria": [{"name": name, "score": score} for name, score in document.criteria.items()],
-        "selections": [
-            {
-                "id": number,
-                "startSelection": f.start,
-                "endSelection": f.end,
-                "comment": f.comment,
-                "explanation": f.explanation,
-                "correction": f.correction,
-                "tag": f.tag,
-                "group": f.group,
-                "type": f.code,
-                "subtype": f.subtype,
-            }
-            for number, f in enumerate(document.fragments, start=1)
-        ],
-        "text": document.text,
-    }
-
-
-def write_json(document: MarkupDocument) -> str:
-    return json.dumps(to_json(document), ensure_ascii=False, indent=2)
-
-
-# ---------------------------------------------------------------------------------------------
-# Validation
-
-
-@dataclass(frozen=True)
-class ValidationIssue:
-    """One reason a markup cannot be saved: `kind` a stable key, `fragment` the index of the
-    fragment concerned (None: the document)."""
-
-    kind: str
-    message: str
-    fragment: int | None = None
-
-
-def validate(
-    document: MarkupDocument, classifier: Classifier | None = None
-) -> list[ValidationIssue]:
-    """The checks on saving a markup: codes known and allowed for the subject, group and
-    subtype as the classifier says, ИСП with a correction, spans within the text (non-empty,
-    without whitespace at an edge), fragments nested but never crossing, every tag on at least
-    two fragments."""
-    classifier = classifier or load_classifier()
-    issues: list[ValidationIssue] = []
-    subject = str(document.meta.get("subject") or "")
-    subject_known = classifier.subject_key(subject) is not None
-    if not subject_known:
-        issues.append(ValidationIssue("unknown_subject", f"unknown subject {subject!r}"))
-    text = document.text
-    for i, f in enumerate(document.fragments):
-        kind = classifier.get(f.code)
-        if not f.code.strip():
-            issues.append(ValidationIssue("missing_code", "a fragment without a code", i))
-        elif kind is None:
-            issues.append(ValidationIssue("unknown_code", f"unknown code {f.code!r}", i))
-        else:
-            if subject_known and not classifier.allowed(f.code, subject):
-                issues.append(
-                    ValidationIssue(
-                        "code_not_allowed", f"{kind.code} is not used in {subject} texts", i
-                    )
-                )
-            if f.group != kind.group:
-                issues.append(
-                    ValidationIssue("wrong_group", f"{kind.code} is in the group {kind.group}", i)
-                )
-            if f.subtype and kind.subtype(f.subtype) is None:
-                issues.append(
-                    ValidationIssue(
-                        "unknown_subtype", f"{kind.code} has no subtype {f.subtype!r}", i
-                    )
-                )
-            if kind.needs_correction and not f.correction.strip():
-                issues.append(
-                    ValidationIssue("correction_required", f"{kind.code} needs a correction", i)
-                )
-        if f.group not in GROUPS:
-            issues.append(ValidationIssue("wrong_group", f"unknown group {f.group!r}", i))
-        if (f.start is None) != (f.end is None):
-            issues.append(ValidationIssue("bad_span", "a span needs both a start and an end", i))
-        elif f.located:
-            assert f.start is not None and f.end is not None
-            if not 0 <= f.start < f.end <= len(text):
-                issues.append(
-                    ValidationIssue(
-                        "span_outside_text",
-                        f"span [{f.start}, {f.end}) is empty or outside the text ({len(text)})",
-                        i,
-                    )
-                )
-            elif text[f.start].isspace() or text[f.end - 1].isspace():
-                issues.append(
-                    ValidationIssue("span_whitespace", "a span begins or ends with whitespace", i)
-                )
-        if f.tag and not _TAG.fullmatch(f.tag):
-            issues.append(ValidationIssue("bad_tag", f"tag {f.tag!r} is not letters or digits", i))
-    issues.extend(_crossings(document.fragments))
-    uses: dict[str, list[int]] = {}
-    for i, f in enumerate(document.fragments):
-        if f.tag:
-            uses.setdefault(f.tag, []).append(i)
-    for tag, where in uses.items():
-        if len(where) < 2:
-            issues.append(
-                ValidationIssue("tag_used_once", f"tag {tag!r} links no other fragment", where[0])
-            )
-    return issues
-
-
-def _crossings(fragments: Sequence[Fragment]) -> list[ValidationIssue]:
-    """Pairs of fragments that overlap without one containing the other (one issue per
-    fragment that crosses an enclosing one, found with a stack in O(n log n))."""
-    spans = sorted(
-        (f.start, -f.end, i)
-        for i, f in enumerate(fragments)
-        if f.start is not None and f.end is not None and f.start < f.end
-    )
-    issues = []
-    stack: list[tuple[int, int]] = []  # (end, index) of the open enclosing spans
-    for start, neg_end, i in spans:
-        end = -neg_end
-        while stack and stack[-1][0] <= start:
-            stack.pop()
-        if stack and end > stack[-1][0]:
-            other = stack[-1][1]
-            issues.append(
-                ValidationIssue(
-                    "crossing", f"fragments {other} and {i} cross (nest or separate them)", i
-                )
-            )
-            continue
-        stack.append((end, i))
-    return issues

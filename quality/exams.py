@@ -24,7 +24,6 @@ from django.utils.translation import gettext as _
 from material.models import Answer, AnswerPair
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
-from protocol.pairwise import unplace
 from quality.copies import (
     ScoringSpec,
     answers_copy,
@@ -33,7 +32,6 @@ from quality.copies import (
     scoring_material_create,
 )
 from quality.models import (
-    LABEL_CHOICES,
     Exam,
     ExamAttempt,
     ExamAttemptItem,
@@ -657,98 +655,6 @@ def attempt_pair_comparisons(attempt: ExamAttempt) -> list[PairComparison]:
             )
         )
     return rows
-
-
-@dataclass
-class ShownPairRow:
-    """A pair comparison as its expert saw the pair: "A" is the answer shown on the left.
-
-    The stored labels are in the pair's own orientation; the expert's page may have shown it
-    swapped, and "A is better" must mean the answer they read as A.
-    """
-
-    position: int
-    criterion: ComparisonCriterion
-    label: str
-    ref_label: str
-    ref_comment: str
-    status: str
-    match: bool
-
-
-def _label_name(code: str) -> str:
-    return str(dict(LABEL_CHOICES).get(code, "")) if code else ""
-
-
-def shown_pair_rows(attempt: ExamAttempt, rows: Sequence[PairComparison]) -> list[ShownPairRow]:
-    swapped = dict(
-        ExamAttemptItem.objects.filter(attempt=attempt, item__pair__isnull=False).values_list(
-            "item_id", "assignment__swapped"
-        )
-    )
-    shown = []
-    for r in rows:
-        flip = bool(swapped.get(r.item_id))
-        shown.append(
-            ShownPairRow(
-                position=r.position,
-                criterion=r.criterion,
-                label=_label_name(unplace(r.label, swapped=flip).value) if r.label else "",
-                ref_label=_label_name(unplace(r.ref_label, swapped=flip).value),
-                ref_comment=r.ref_comment,
-                status=r.status,
-                match=r.match,
-            )
-        )
-    return shown
-
-
-@dataclass
-class ItemFeedback:
-    """One practice item after its submission: the expert's values next to the references and
-    their comments (the explanation), per criterion."""
-
-    link: ExamAttemptItem
-    rows: list[Comparison]
-    pair_rows: list[ShownPairRow]
-
-    @property
-    def n_total(self) -> int:
-        return len(self.rows) + len(self.pair_rows)
-
-    @property
-    def n_matched(self) -> int:
-        return sum(r.match for r in self.rows) + sum(r.match for r in self.pair_rows)
-
-
-def practice_link(attempt: ExamAttempt, assignment_id: int) -> ExamAttemptItem | None:
-    """The attempt's item scored through `assignment_id` (None: not an item of this attempt)."""
-    return (
-        ExamAttemptItem.objects.filter(attempt=attempt, assignment_id=assignment_id)
-        .select_related("assignment", "item")
-        .first()
-    )
-
-
-def practice_feedback(attempt: ExamAttempt, link: ExamAttemptItem) -> ItemFeedback:
-    """The feedback on one item of a practice round, once the expert's answer is in.
-
-    Only practice shows references item by item: a qualifying exam shows them after grading
-    (the candidate's result page). The caller checks the assignment is submitted: a reference
-    shown before would be an answer key.
-    """
-    if not attempt.exam.is_practice:
-        raise ExamError(_("References are shown item by item in practice only."))
-    if link.assignment.status != AssignmentStatus.SUBMITTED:
-        raise ExamError(_("Answer the item first."))
-    if link.item.is_pair:
-        rows: list[Comparison] = []
-        mine = [r for r in attempt_pair_comparisons(attempt) if r.item_id == link.item_id]
-        pair_rows = shown_pair_rows(attempt, mine)
-    else:
-        rows = [r for r in attempt_comparisons(attempt) if r.item_id == link.item_id]
-        pair_rows = []
-    return ItemFeedback(link=link, rows=rows, pair_rows=pair_rows)
 
 
 @transaction.atomic

@@ -22,12 +22,10 @@ from protocol.markup_format import (
     canonical_order,
     default_meta,
     parse_markup,
-    read_json,
-    to_json,
-    validate,
-    write_json,
     write_markup,
 )
+from protocol.markup_json import read_json, to_json, write_json
+from protocol.markup_validation import validate
 from protocol.spans import Fragment
 
 CONTEST = load_classifier()

@@ -23,9 +23,8 @@ from quality.exams import (
     exam_attempt_override,
     exam_attempt_start,
     exam_refusal,
-    practice_feedback,
-    practice_link,
 )
+from quality.feedback import practice_feedback, practice_link
 from quality.models import ExamAttempt
 from taxonomy.models import Criterion
 from tests.conftest import PASSWORD, Personas, criterion_id_of, make_expert
