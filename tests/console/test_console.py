@@ -51,8 +51,9 @@ def _submit(assignment: Assignment, value: Callable[[Estimate], int]) -> None:
     assert result.ok, result.errors
 
 
-def _gold(answer: Answer, personas: Personas) -> None:
-    """Reference scores for every panel-A triple criterion of the answer (all top scores)."""
+def _gold(answer: Answer, personas: Personas, *, best: bool = False) -> None:
+    """Reference scores for every panel-A triple criterion of the answer: all top scores, or
+    with `best` the best end of each scale (0 on the critical gates)."""
     assignments_build(answer_ids=[answer.pk])
     triples = Triple.objects.filter(answer=answer, panel=personas.panel_a).select_related("rubric")
     ReferenceScore.objects.bulk_create(
@@ -61,7 +62,7 @@ def _gold(answer: Answer, personas: Personas) -> None:
                 answer=answer,
                 criterion_id=criterion_id_of(t),
                 panel=personas.panel_a,
-                score=rubric_of(t).max_value,
+                score=rubric_of(t).best_value if best else rubric_of(t).max_value,
                 comment="ok",
             )
             for t in triples

@@ -19,8 +19,9 @@ from dataset.models import TripleAggregate
 from material.models import Answer
 from panels.models import Expert
 from quality.control import control_item_add, control_items_distribute, control_settings_update
-from quality.models import ControlDelivery, ReferenceScore
-from tests.conftest import PASSWORD, Personas, criterion_id_of, make_expert, rubric_of
+from quality.models import ControlDelivery
+from tests.conftest import PASSWORD, Personas, make_expert, rubric_of
+from tests.console.test_console import _gold
 from work.assignments import assignments_build
 from work.models import Assignment, Estimate, ReviewStatus, Triple
 from work.services import ScoreInput, assignment_submit
@@ -174,25 +175,6 @@ def test_an_experts_recent_work_newest_first(personas: Personas, material: Mater
     assert code in picker and personas.expert_b.pseudonym not in picker
 
 
-def _gold(answer: Answer, personas: Personas) -> None:
-    """Reference scores at the best of each scale for the panel's criteria of the answer."""
-    assignments_build(answer_ids=[answer.pk])
-    triples = Triple.objects.filter(answer=answer, panel=personas.panel_a).select_related("rubric")
-    ReferenceScore.objects.bulk_create(
-        [
-            ReferenceScore(
-                answer=answer,
-                criterion_id=criterion_id_of(t),
-                panel=personas.panel_a,
-                score=rubric_of(t).best_value,
-                comment="ok",
-            )
-            for t in triples
-        ]
-    )
-    Assignment.objects.filter(answer=answer).delete()
-
-
 def test_control_mismatches_listed_and_matches_not(
     personas: Personas,
     make_answer: Callable[..., Answer],
@@ -202,7 +184,7 @@ def test_control_mismatches_listed_and_matches_not(
     panel = personas.panel_a
     golds = [make_answer(text=f"Эталонный ответ {i}") for i in range(2)]
     for gold in golds:
-        _gold(gold, personas)
+        _gold(gold, personas, best=True)
         control_item_add(panel=panel, answer=gold, user=personas.supervisor_a)
     control_settings_update(panel=panel, user=personas.supervisor_a, rate=1.0, min_items=5)
     assignments_build(answer_ids=[make_answer(text=f"Рабочий {i}").pk for i in range(2)])

@@ -103,21 +103,25 @@ def _take(
     """Submit every exam assignment: answers[item position][criterion id] = score (None = NA)."""
     links = attempt.items.select_related("item", "assignment").order_by("item__position")
     for link in links:
-        wanted = answers[link.item.position]
-        items = [
-            ScoreInput(
-                triple_id=e.triple_id,
-                score=wanted[criterion_id_of(e.triple)],
-                is_na=wanted[criterion_id_of(e.triple)] is None,
-                rationale=GOOD,
-            )
-            for e in link.assignment.estimates.select_related("triple")
-        ]
-        with capture(execute=True):
-            result = assignment_submit(assignment=link.assignment, items=items)
-        assert result.ok, (result.errors, result.form_errors)
+        _take_item(link, answers[link.item.position], capture)
     attempt.refresh_from_db()
     return attempt
+
+
+def _take_item(link: Any, wanted: dict[int, Any], capture: Callable[..., Any]) -> None:
+    """Submit one exam assignment: wanted[criterion id] = score (None = NA)."""
+    items = [
+        ScoreInput(
+            triple_id=e.triple_id,
+            score=wanted[criterion_id_of(e.triple)],
+            is_na=wanted[criterion_id_of(e.triple)] is None,
+            rationale=GOOD,
+        )
+        for e in link.assignment.estimates.select_related("triple")
+    ]
+    with capture(execute=True):
+        result = assignment_submit(assignment=link.assignment, items=items)
+    assert result.ok, (result.errors, result.form_errors)
 
 
 @pytest.fixture

@@ -27,10 +27,9 @@ from quality.exams import (
 from quality.feedback import practice_feedback, practice_link
 from quality.models import ExamAttempt
 from taxonomy.models import Criterion
-from tests.conftest import PASSWORD, Personas, criterion_id_of, make_expert
-from tests.quality.test_exams import GOOD, _exam, _form_of, _pick, _take
+from tests.conftest import PASSWORD, Personas, make_expert
+from tests.quality.test_exams import _exam, _form_of, _pick, _take, _take_item
 from work.models import Estimate
-from work.services import ScoreInput, assignment_submit
 
 pytestmark = pytest.mark.django_db
 
@@ -97,18 +96,7 @@ def test_feedback_rows_on_hand_made_references_and_the_item_is_locked(
 def _take_one(
     attempt: ExamAttempt, link: Any, scores: dict[int, int | None], capture: Callable[..., Any]
 ) -> None:
-    items = [
-        ScoreInput(
-            triple_id=e.triple_id,
-            score=scores[criterion_id_of(e.triple)],
-            is_na=scores[criterion_id_of(e.triple)] is None,
-            rationale=GOOD,
-        )
-        for e in link.assignment.estimates.select_related("triple")
-    ]
-    with capture(execute=True):
-        result = assignment_submit(assignment=link.assignment, items=items)
-    assert result.ok, (result.errors, result.form_errors)
+    _take_item(link, scores, capture)
 
 
 def test_practice_pages_show_the_reference_after_each_item_to_its_expert_only(

@@ -14,7 +14,7 @@ from django.urls import reverse
 from material.models import Answer
 from panels.models import Membership, Panel
 from tests.conftest import criterion_of, make_expert, rubric_of
-from work.assignments import assignments_build
+from tests.work.test_scoring import _two_panel_work
 from work.models import Assignment, AssignmentStatus, Estimate, Flag
 
 pytestmark = pytest.mark.django_db
@@ -24,16 +24,7 @@ GOOD = "Ответ полностью соответствует критери�
 
 def _two_panels(make_answer: Callable[..., Answer]) -> tuple[Assignment, Assignment]:
     """(the assignment with the critical gates, the other panel's), both of one expert."""
-    science = Panel.objects.get(key="science")
-    crowd = Panel.objects.get(key="crowd")
-    expert = make_expert("both", science, crowd)
-    answer = make_answer()
-    assignments_build(answer_ids=[answer.pk])
-    mine = list(Assignment.objects.filter(expert=expert, answer=answer).order_by("pk"))
-    assert len(mine) == 2, mine
-    gates = next(a for a in mine if a.estimates.filter(triple__group="critical").exists())
-    other = next(a for a in mine if a.pk != gates.pk)
-    return gates, other
+    return _two_panel_work(make_answer)
 
 
 def _post(*assignments: Assignment, bad: int | None = None, violation: bool = False) -> dict:
