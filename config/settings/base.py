@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "judging",
     "console",
     "comparison",
+    "markup",
     "demo",
 ]
 
