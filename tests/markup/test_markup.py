@@ -233,3 +233,13 @@ def test_access_supervisors_and_admins_only(client: Client, personas: Personas, 
     assert _login(Client(), personas.expert_a.user).get(url).status_code == 403
     assert _login(Client(), personas.supervisor_a).get(url).status_code == 200
     assert _login(Client(), personas.admin).get(url).status_code == 200
+
+
+def test_the_navigation_links_the_markups_for_those_who_may_see_them(
+    personas: Personas,
+) -> None:
+    link = reverse("markup_texts").encode()
+    supervisor = _login(Client(), personas.supervisor_a).get(reverse("home"), follow=True)
+    expert = _login(Client(), personas.expert_a.user).get(reverse("home"), follow=True)
+    assert link in supervisor.content
+    assert link not in expert.content
