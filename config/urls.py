@@ -24,4 +24,5 @@ urlpatterns = [
     path("", include("console.urls")),
     path("", include("judging.urls")),
     path("", include("comparison.urls")),
+    path("", include("markup.urls")),
 ]

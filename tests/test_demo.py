@@ -26,6 +26,7 @@ from demo.demo_data import (
 from demo.demo_guidelines import DEMO_GUIDELINE_CRITERION, DEMO_GUIDELINE_PANEL
 from demo.demo_pairs import DEMO_PAIRS
 from guidelines.models import GuidelineVersion
+from markup.models import Markup, MarkupText
 from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Expert, Membership, Panel
 from taxonomy.models import Criterion, Rubric
@@ -63,6 +64,8 @@ def counts() -> dict[str, int]:
         Assignment,
         Estimate,
         GuidelineVersion,
+        MarkupText,
+        Markup,
     ]
     return {model.__name__: model._default_manager.count() for model in tables}
 

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "judging",
     "console",
     "comparison",
+    "markup",
     "demo",
 ]
 
@@ -79,6 +80,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "console.context_processors.roles",
                 "comparison.context_processors.comparison_nav",
+                "markup.context_processors.markup_nav",
                 "work.context_processors.review_returns",
             ],
         },

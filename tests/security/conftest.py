@@ -97,6 +97,8 @@ class World:
     export_job: Job | None = None
     aggregate_job: Job | None = None
     pair_job: Job | None = None
+    # A span-marked text with two markups (the markup app; no panel's).
+    markup_text: Any = None
 
     def side(self, owner: str) -> Side:
         return self.a if owner == "A" else self.b
@@ -280,4 +282,22 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
     )
     world.aggregate_job = Job.objects.create(kind=JobKind.AGGREGATE, status=JobStatus.DONE)
     world.pair_job = Job.objects.create(kind=JobKind.PAIR_IMPORT, status=JobStatus.DONE)
+    if apps.is_installed("markup"):
+        world.markup_text = _markup_text()
     return world
+
+
+def _markup_text() -> Any:
+    """A text with two experts' span markups (markup.services)."""
+    from markup.services import markup_store
+    from protocol.markup_format import MarkupDocument, default_meta
+    from protocol.spans import Fragment
+
+    text = "Читая книгу, снег падал."
+    stored = None
+    for expert, end in (("E1", 11), ("E2", 23)):
+        meta = default_meta()
+        meta.update(uuid="sec-markup", subject="rus", expert=expert)
+        fragments = [Fragment(0, end, "Г.деепр")]
+        stored = markup_store(MarkupDocument(text, fragments, meta)).text
+    return stored

@@ -149,6 +149,7 @@ ATTEMPT_ITEM: Kwargs = lambda w, s: {  # noqa: E731
 JUDGE_RUN: Kwargs = lambda w, s: {"pk": s.judge_run.pk}  # noqa: E731
 # Admin-only objects belong to no panel: the same object is requested for both sides.
 IMPORT_JOB: Kwargs = lambda w, s: {"pk": w.import_job.pk}  # type: ignore[union-attr]  # noqa: E731
+MARKUP_TEXT: Kwargs = lambda w, s: {"pk": w.markup_text.pk}  # noqa: E731
 EXPORT_JOB: Kwargs = lambda w, s: {"pk": w.export_job.pk}  # type: ignore[union-attr]  # noqa: E731
 PAIR_JOB: Kwargs = lambda w, s: {"pk": w.pair_job.pk}  # type: ignore[union-attr]  # noqa: E731
 
@@ -1123,6 +1124,18 @@ ACCESS: dict[str, Row] = {
     ),
     "comparison_rankings_parquet": Row(
         None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # --- span markups: admins and supervisors who are not experts (a markup names its expert
+    # and shows his fragments beside another's); texts belong to no panel.
+    "markup_texts": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "markup_compare": Row(
+        MARKUP_TEXT,
         GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),

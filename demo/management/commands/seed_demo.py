@@ -23,8 +23,10 @@ from demo.demo_data import (
     DEMO_PASSWORD,
     DEMO_SUPERVISOR,
     DemoPerson,
+    DemoReport,
     demo_seed,
 )
+from demo.demo_markup import demo_markup_ensure
 from demo.demo_pairs import demo_pairs_build, demo_pairs_ensure
 from panels.defaults import ensure_default_panels
 from panels.models import Panel
@@ -107,6 +109,10 @@ class Command(BaseCommand):
         # The side-by-side project (REPA): pairs of the demo models' answers, Editing panel.
         pairs = demo_pairs_build(demo_pairs_ensure(report))
         self.stdout.write(f"side-by-side pairs: {pairs}")
+        # Span markups (ПРО//ЧТЕНИЕ): three texts, two experts' markups and an algorithm's each.
+        markups = DemoReport()
+        demo_markup_ensure(markups)
+        self.stdout.write(f"span markups: created {markups.created.get('Markup', 0)}")
         judge_line = None if options["no_judge"] else _maybe_run_demo_judge(self.stdout.write)
         if judge_line:
             self.stdout.write(judge_line)

@@ -1,0 +1,190 @@
+"""The demo's span markups (ПРО//ЧТЕНИЕ «Грамматика»): three short school-essay paragraphs
+written for the demo, with grammar and speech errors, each marked up by two demo experts and by
+a made-up algorithm, so that /markup/texts/ and its comparison pages have something to show.
+
+Offsets are found with str.find in the text (never typed by hand). Idempotent: a text is found
+again by its external id, and a markup by its text and author; only what is missing is added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from demo.demo_data import DEMO_EXPERTS, DemoReport
+from markup.models import Markup, MarkupSource
+from markup.services import markup_store
+from panels.models import Expert
+from protocol.markup_format import MarkupDocument, default_meta
+from protocol.spans import Fragment
+
+DEMO_MARKUP_SYSTEM = "Pollux baseline"
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A fragment by its quoted text (the `nth` occurrence, 0 the first)."""
+
+    quote: str
+    code: str
+    subtype: str = ""
+    comment: str = ""
+    correction: str = ""
+    group: str = "error"
+    nth: int = 0
+
+
+@dataclass(frozen=True)
+class DemoText:
+    key: str
+    subject: str
+    theme: str
+    text: str
+    experts: tuple[tuple[Mark, ...], tuple[Mark, ...]]
+    algorithm: tuple[Mark, ...]
+
+
+DEMO_TEXTS: tuple[DemoText, ...] = (
+    DemoText(
+        "markup-winter",
+        "rus",
+        "Мой любимый сезон",
+        "Больше всего я люблю зиму. Зимой мы с друзьями катаемся на лыжах и играем в снежки. "
+        "Когда я прихожу домой, у меня красные щёки, и мама наливает мне горячий чай. "
+        "Читая книгу у окна, снег медленно падал на двор. Мне нравится смотреть на снег, "
+        "потому что снег очень красивый и снег блестит на солнце. Одеваю тёплую шапку и иду "
+        "гулять. Зима — это самое лучшее время года, я согласен с этим на все сто процентов.",
+        (
+            (
+                Mark("Читая книгу у окна, снег медленно падал на двор", "Г.деепр"),
+                Mark("снег очень красивый и снег блестит", "Р.повтор"),
+                Mark("Одеваю", "Р.оним", "пар", correction="Надеваю"),
+                Mark("самое лучшее", "Р.лишн", "плеон", correction="лучшее"),
+            ),
+            (
+                Mark("Читая книгу у окна, снег медленно падал на двор", "Г.деепр"),
+                Mark("снег очень красивый и снег блестит на солнце", "Р.повтор"),
+                Mark("Одеваю", "Р.оним", "пар", correction="Надеваю"),
+                Mark("на все сто процентов", "Р.стил", "стил"),
+            ),
+        ),
+        (
+            Mark("Читая книгу у окна", "Г.деепр"),
+            Mark("Одеваю", "Р.знач", correction="Надеваю"),
+            Mark("самое лучшее", "Р.лишн", "плеон", correction="лучшее"),
+        ),
+    ),
+    DemoText(
+        "markup-library",
+        "rus",
+        "Зачем нужны библиотеки",
+        "Многие считают, что библиотеки сегодня не нужны, ведь всё можно найти в интернете. "
+        "Я не согласен с этой точкой зрения. Во-первых, в библиотеке есть книги, которых нет "
+        "в сети. Во-вторых, библиотека — это место, где можно спокойно заниматься и никто не "
+        "мешает. Согласно расписанию, библиотека работает до восьми, благодаря чего я успеваю "
+        "после кружка. Библиотекарь всегда помогает подобрать нужную литературу и даёт "
+        "полезные советы. Таким образом, библиотеки играют большую значимость в нашей жизни.",
+        (
+            (
+                Mark("благодаря чего", "Г.упр", "упр", correction="благодаря чему"),
+                Mark("играют большую значимость", "Р.сочет", correction="имеют большое значение"),
+            ),
+            (
+                Mark("благодаря чего", "Г.упр", "упр", correction="благодаря чему"),
+                Mark("играют большую значимость", "Р.сочет", correction="играют большую роль"),
+                Mark("где можно спокойно заниматься и никто не мешает", "Г.однор"),
+            ),
+        ),
+        (
+            Mark("благодаря чего", "Г.упр", "упр", correction="благодаря чему"),
+            Mark("большую значимость", "Р.сочет"),
+            Mark("Библиотекарь", "Р.повтор"),
+        ),
+    ),
+    DemoText(
+        "markup-onegin",
+        "lit",
+        "Образ Татьяны в романе «Евгений Онегин»",
+        "Татьяна Ларина является любимой героиней Пушкина. Она отличается от своей сестры "
+        "Ольги тем, что она задумчивая и любит читать романы. Когда Татьяна пишет письмо "
+        "Онегину, она проявляет смелость, ведь девушки тогда не писали первыми. В конце романа "
+        "Татьяна становится светской дамой, но она остаётся верной своему мужу, хотя и любит "
+        "Онегина. Автор показывает нам, что Татьяна это идеал русской женщины, который "
+        "сохранила свою душу.",
+        (
+            (
+                Mark(
+                    "Когда Татьяна пишет письмо Онегину, она проявляет смелость, ведь девушки "
+                    "тогда не писали первыми",
+                    "АРГУМЕНТ",
+                    group="meaning",
+                ),
+                Mark("который", "ИСП", correction="которая"),
+                Mark("она задумчивая", "Р.мест"),
+            ),
+            (
+                Mark(
+                    "Когда Татьяна пишет письмо Онегину, она проявляет смелость",
+                    "АРГУМЕНТ",
+                    group="meaning",
+                ),
+                Mark("который", "ИСП", correction="которая"),
+                Mark("Татьяна это идеал", "ИСП", correction="Татьяна — это идеал"),
+            ),
+        ),
+        (
+            Mark("который", "ИСП", correction="которая"),
+            Mark("она остаётся", "Р.мест"),
+        ),
+    ),
+)
+
+
+def _fragment(text: str, mark: Mark) -> Fragment:
+    start = -1
+    for _ in range(mark.nth + 1):
+        start = text.find(mark.quote, start + 1)
+    if start < 0:
+        raise ValueError(f"demo markup: {mark.quote!r} is not in the text")
+    return Fragment(
+        start=start,
+        end=start + len(mark.quote),
+        code=mark.code,
+        subtype=mark.subtype,
+        comment=mark.comment,
+        correction=mark.correction,
+        group=mark.group,
+    )
+
+
+def demo_document(item: DemoText, marks: tuple[Mark, ...], author: str) -> MarkupDocument:
+    meta = default_meta()
+    meta.update(id=text_external_id(item), subject=item.subject, theme=item.theme, expert=author)
+    return MarkupDocument(item.text, [_fragment(item.text, m) for m in marks], meta)
+
+
+def text_external_id(item: DemoText) -> str:
+    return f"demo-{item.key}"
+
+
+@transaction.atomic
+def demo_markup_ensure(report: DemoReport) -> None:
+    """The demo texts and their markups (the demo experts must exist)."""
+    people = [Expert.objects.get(user__username=person.username) for person in DEMO_EXPERTS[:2]]
+    for item in DEMO_TEXTS:
+        authors: list[tuple[str, str, Expert | None, tuple[Mark, ...]]] = [
+            (MarkupSource.EXPERT, expert.pseudonym, expert, marks)
+            for expert, marks in zip(people, item.experts, strict=True)
+        ]
+        authors.append((MarkupSource.ALGORITHM, DEMO_MARKUP_SYSTEM, None, item.algorithm))
+        for source, author, expert, marks in authors:
+            exists = Markup.objects.filter(
+                text__external_id=text_external_id(item), author=author, source=source
+            ).exists()
+            if exists:
+                continue
+            markup_store(
+                demo_document(item, marks, author), source=source, author=author, expert=expert
+            )
+            report.add("Markup", 1)

@@ -1,0 +1,78 @@
+"""markup_import: store span markups from contest JSON files (.json) or inline markups (any
+other extension), each validated; an invalid file is reported and nothing of it is stored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Q
+
+from markup.models import MarkupSource, MarkupStatus
+from markup.services import markup_store
+from panels.models import Expert
+from protocol.markup_classifier import load_classifier
+from protocol.markup_format import MarkupDocument, MarkupFormatError, parse_markup
+from protocol.markup_json import read_json
+
+
+def read_document(
+    path: Path, classifier_name: str, version: str
+) -> tuple[MarkupDocument, list[str]]:
+    """The document of one file and the inline parser's warnings (rule, line:column, text)."""
+    source = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        return read_json(source), []
+    parsed = parse_markup(source, load_classifier(classifier_name, version))
+    notes = [f"rule {w.rule} at {w.line}:{w.column}: {w.message}" for w in parsed.warnings]
+    return parsed.document, notes
+
+
+class Command(BaseCommand):
+    help = "Import span markups (contest JSON or inline markup files) into the markup app."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("--source", choices=MarkupSource.values, default=MarkupSource.EXPERT)
+        parser.add_argument(
+            "--author", default="", help="the label (default: the file's expert field)"
+        )
+        parser.add_argument("--status", choices=MarkupStatus.values, default=MarkupStatus.SUBMITTED)
+        parser.add_argument("--classifier", default="prochtenie")
+        parser.add_argument("--classifier-version", default="2020")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        failed = 0
+        for path in options["files"]:
+            try:
+                document, notes = read_document(
+                    path, options["classifier"], options["classifier_version"]
+                )
+                author = options["author"] or str(document.meta.get("expert") or "").strip()
+                expert = None
+                if options["source"] == MarkupSource.EXPERT and author:
+                    expert = Expert.objects.filter(
+                        Q(pseudonym=author) | Q(user__username=author)
+                    ).first()
+                markup = markup_store(
+                    document,
+                    source=options["source"],
+                    author=author,
+                    expert=expert,
+                    status=options["status"],
+                    classifier_name=options["classifier"],
+                    classifier_version=options["classifier_version"],
+                )
+            except (OSError, UnicodeDecodeError, MarkupFormatError, ValueError) as error:
+                failed += 1
+                self.stderr.write(f"{path}: {error}")
+                continue
+            for note in notes:
+                self.stdout.write(f"{path}: {note}")
+            self.stdout.write(
+                f"{path}: markup {markup.pk} of text {markup.text.external_id} "
+                f"({len(markup.selections)} fragments)"
+            )
+        if failed:
+            raise CommandError(f"{failed} of {len(options['files'])} files not imported")

@@ -1,0 +1,58 @@
+"""The span markup pages (admins and supervisors who are not experts, markup.rules): the texts
+with their markups, and two markups of one text side by side."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from markup import selectors
+from markup.models import Markup, MarkupText
+from panels.access import require
+
+
+@login_required
+@require_GET
+def text_list(request: HttpRequest) -> HttpResponse:
+    require(request.user, "markup.view_markups")
+    return render(request, "markup/texts.html", {"rows": selectors.text_rows()})
+
+
+def _markup_id(request: HttpRequest, name: str) -> int | None:
+    raw = request.GET.get(name, "")
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError as error:
+        raise Http404 from error
+
+
+@login_required
+@require_GET
+def text_compare(request: HttpRequest, pk: int) -> HttpResponse:
+    """Markups `x` and `y` of the text (default: its first two)."""
+    require(request.user, "markup.view_markups")
+    text = get_object_or_404(MarkupText, pk=pk)
+    markups = list(text.markups.all())
+    by_id = {m.pk: m for m in markups}
+    chosen: list[Markup | None] = []
+    for name, default in (("x", 0), ("y", 1)):
+        markup_id = _markup_id(request, name)
+        if markup_id is None:
+            if len(markups) <= default:
+                chosen.append(None)
+                continue
+            chosen.append(markups[default])
+        elif markup_id in by_id:
+            chosen.append(by_id[markup_id])
+        else:
+            raise Http404
+    context: dict[str, object] = {"text": text, "markups": markups}
+    x, y = chosen
+    if x is not None and y is not None:
+        context.update(selectors.comparison(text, x, y))
+    context["choices"] = [(m.pk, selectors.markup_label(m)) for m in markups]
+    return render(request, "markup/compare.html", context)

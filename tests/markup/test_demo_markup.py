@@ -1,0 +1,42 @@
+"""The demo seed's span markups: three texts, two experts' markups and an algorithm's each."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.urls import reverse
+
+from demo.demo_data import DEMO_SUPERVISOR
+from demo.demo_markup import DEMO_MARKUP_SYSTEM, DEMO_TEXTS
+from markup.models import Markup, MarkupSource, MarkupText
+
+
+@pytest.mark.django_db
+def test_the_demo_seeds_three_texts_with_three_markups_each(settings: Any, client: Any) -> None:
+    settings.POLLUX_DEMO = True
+    call_command("seed_demo", "--no-judge", stdout=StringIO())
+
+    texts = MarkupText.objects.filter(external_id__startswith="demo-markup-")
+    assert texts.count() == len(DEMO_TEXTS) == 3
+    for text in texts:
+        sources = sorted(text.markups.values_list("source", flat=True))
+        assert sources == [MarkupSource.ALGORITHM, MarkupSource.EXPERT, MarkupSource.EXPERT]
+        assert text.markups.filter(expert__isnull=False).count() == 2
+        assert 400 <= len(text.text) <= 700
+    assert Markup.objects.filter(author=DEMO_MARKUP_SYSTEM).count() == 3
+
+    # Idempotent: a second run adds nothing.
+    out = StringIO()
+    call_command("seed_demo", "--no-judge", stdout=out)
+    assert Markup.objects.count() == 9
+    assert "span markups: created 0" in out.getvalue()
+
+    client.force_login(get_user_model().objects.get(username=DEMO_SUPERVISOR.username))
+    page = client.get(reverse("markup_texts")).content.decode()
+    assert all(f"demo-{item.key}" in page for item in DEMO_TEXTS)
+    compare = client.get(reverse("markup_compare", args=[texts.first().pk]))  # type: ignore[union-attr]
+    assert compare.status_code == 200
