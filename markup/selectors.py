@@ -11,7 +11,7 @@ from typing import Any
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from markup.models import Markup, MarkupSource, MarkupText
+from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
 from markup.services import markup_document
 from protocol.spans import (
     METRICS,
@@ -170,16 +170,18 @@ class TextRow:
 
 
 def text_rows() -> list[TextRow]:
-    """Every text with its markups and, for each algorithmic markup, M(A, E) per expert markup
-    and the relative accuracies (when the text has expert markups)."""
+    """Every text with its markups and, for each submitted algorithmic markup, M(A, E) per
+    submitted expert markup and the relative accuracies (when the text has expert markups)."""
     rows = []
     for text in MarkupText.objects.prefetch_related("markups").order_by("external_id"):
         markups = list(text.markups.all())
-        experts = [m for m in markups if m.source == MarkupSource.EXPERT]
+        # Accuracy is of finished markups only: a draft is work in progress.
+        done = [m for m in markups if m.status == MarkupStatus.SUBMITTED]
+        experts = [m for m in done if m.source == MarkupSource.EXPERT]
         accuracy = []
         if experts:
             expert_fragments = [list(markup_document(m).fragments) for m in experts]
-            for algorithm in (m for m in markups if m.source == MarkupSource.ALGORITHM):
+            for algorithm in (m for m in done if m.source == MarkupSource.ALGORITHM):
                 result = text_accuracy(
                     list(markup_document(algorithm).fragments), expert_fragments, text.text
                 )

@@ -15,7 +15,8 @@ from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 
-from markup.models import Markup, MarkupSource, MarkupText
+from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
+from markup.selectors import text_rows
 from markup.services import MarkupInvalid, markup_document, markup_store
 from protocol.markup_format import MarkupDocument, default_meta
 from protocol.markup_json import to_json
@@ -243,3 +244,14 @@ def test_the_navigation_links_the_markups_for_those_who_may_see_them(
     expert = _login(Client(), personas.expert_a.user).get(reverse("home"), follow=True)
     assert link in supervisor.content
     assert link not in expert.content
+
+
+def test_draft_markups_take_no_part_in_the_accuracy() -> None:
+    markup_store(document(FIRST))
+    markup_store(document(SECOND, expert="E2"), status=MarkupStatus.DRAFT)
+    markup_store(document(SECOND, expert="late"), source=MarkupSource.ALGORITHM, status="draft")
+    markup_store(document(SECOND, expert="baseline"), source=MarkupSource.ALGORITHM)
+    (row,) = text_rows()
+    ((algorithm, against, _opt, _mean),) = row.accuracy
+    assert algorithm.author == "baseline"
+    assert [m.author for m, _value in against] == ["E1"]
