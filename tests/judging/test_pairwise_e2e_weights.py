@@ -52,7 +52,14 @@ def test_a_pairwise_run_with_real_weights_keeps_the_contract(personas: Any) -> N
     )
     options = {label.value for label in Label}
     by_id = {t.pk: t for t in world.triples.values()}
-    unanimous = (("P1", "factuality"), ("P2", "factuality"), ("P0", "repetition"))
+    # Every unanimous item of the world (World.label): the draw, seeded by the run's key, may
+    # pick any of them for the other pair.
+    unanimous = (
+        ("P1", "factuality"),
+        ("P1", "overall"),
+        ("P2", "factuality"),
+        ("P0", "repetition"),
+    )
     gold = [world.triples[key] for key in unanimous]
     for row in rows:
         assert row.template == "repa_1"
@@ -62,7 +69,6 @@ def test_a_pairwise_run_with_real_weights_keeps_the_contract(personas: Any) -> N
             assert row.label in options and row.shown_label in options
         else:
             assert row.label == "" and row.error
-        # The one gold example is P0 (panel B's unanimous item), never the pair itself.
         # One gold example: a unanimous item of another pair, never of the pair judged.
         assert len(row.examples) == 1, row.examples
         example = by_id[row.examples[0]]
