@@ -189,7 +189,7 @@ def scoring_rows(
     # page reads work.comparisons.comparison_rows), so it has no rows here.
     # `entry`: the criteria of the expert's other panels on this answer too (the page scores
     # them together, work.entries), read in the same query; the API keeps one assignment.
-    scope = Q(assignment__in=entries.entry_of(assignment.pk)) if entry else Q(assignment=assignment)
+    scope = Q(assignment__in=entries.entry_of(assignment)) if entry else Q(assignment=assignment)
     records: list[tuple[Any, ...]] = list(
         Estimate.objects.filter(scope, triple__kind=TripleKind.POINTWISE).values_list(
             *_PAGE_ESTIMATE_COLUMNS,

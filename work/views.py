@@ -328,7 +328,7 @@ def assignment_draft(request: HttpRequest, pk: int) -> HttpResponse:
     # The criterion may be another panel's of the same entry (work.entries): its draft is kept
     # on its own assignment.
     owner = (
-        Estimate.objects.filter(assignment__in=entries.entry_of(assignment.pk), triple_id=triple_id)
+        Estimate.objects.filter(assignment__in=entries.entry_of(assignment), triple_id=triple_id)
         .values_list("assignment_id", flat=True)
         .first()
     )
