@@ -269,6 +269,17 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
     parts, is_pair = _own_entry(request, pk)
     if is_pair:
         return views_compare.compare_submit(request, pk)
+    # The panels whose criteria were sent: the page sends every row of the entry; a client that
+    # posts one assignment's criteria (as before entries existed) submits that assignment only.
+    sent = [
+        part
+        for part in parts
+        if any(
+            f"score_{t}" in request.POST or f"rationale_{t}" in request.POST
+            for t in part.triple_ids
+        )
+    ]
+    parts = sent or parts
     triple_ids = [tid for part in parts for tid in part.triple_ids]
     items, field_errors = items_from_post(request.POST, triple_ids)
     posted = {item.triple_id: item for item in items}

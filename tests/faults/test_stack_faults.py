@@ -74,13 +74,19 @@ def test_no_score_is_lost_or_doubled_while_a_service_restarts(stack: Stack, faul
 
 def test_a_build_whose_worker_is_killed_completes_once_after_restart(stack: Stack) -> None:
     stack.ctl("experts", "fbuild", "6", "0")  # who the build hands the work to
-    made = stack.ctl("build-job", "4000" if FULL else "2500")
-    job_id = made["job"]
     # Killed as soon as it runs: the build (triples, then slots in one transaction) takes longer.
-    assert _wait(lambda: stack.ctl("job", str(job_id))["status"] == "running", 60, 0.05)
-    stack.kill_worker()
-    killed = stack.ctl("job", str(job_id))
-    stack.start_worker()
+    # On a loaded machine each probe of the job (a subprocess) is slow enough for a small build
+    # to finish between "running" and the kill; the kill is then tried on a bigger build, so
+    # the assertions below always concern a build that was killed while it ran.
+    for size in ("4000", "12000") if FULL else ("2500", "10000"):
+        job_id = stack.ctl("build-job", size)["job"]
+        assert _wait(lambda j=job_id: stack.ctl("job", str(j))["status"] == "running", 60, 0.05)
+        stack.kill_worker()
+        killed = stack.ctl("job", str(job_id))
+        stack.start_worker()
+        if killed["status"] == "running":
+            break
+        print(f"build of {size} answers finished before the kill: trying a bigger one")
     # The broker redelivers the unacknowledged task after its visibility timeout.
     assert _wait(lambda: stack.ctl("job", str(job_id))["status"] == "done", 240, 1.0), stack.ctl(
         "job", str(job_id)

@@ -226,3 +226,17 @@ def test_each_criterion_links_its_own_panels_guideline(
         for e in a.estimates.select_related("triple__criterion"):
             key = criterion_of(e.triple).key
             assert f'href="{url}?criterion={key}"' in html, (a.panel_id, key)
+
+
+def test_a_client_posting_one_panels_criteria_submits_that_assignment_only(
+    make_answer: Callable[..., Answer], client: Client
+) -> None:
+    gates, other = _two_panels(make_answer)
+    _login(client, gates)
+    done = client.post(reverse("assignment", args=[other.pk]), _post(other))
+    assert done.status_code == HTTPStatus.FOUND, done.content.decode()[:2000]
+    other.refresh_from_db()
+    gates.refresh_from_db()
+    assert other.status == AssignmentStatus.SUBMITTED
+    assert gates.status != AssignmentStatus.SUBMITTED
+    assert not gates.estimates.filter(status="submitted").exists()
