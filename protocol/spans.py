@@ -126,7 +126,7 @@ class Markup(Sequence[Fragment]):
         )
         self.codes = np.array([normalize_code(f.code) for f in self.fragments] or [""])[:n]
         # What M4 and M6 compare, normalised once per fragment: a pair then agrees when its two
-        # keys are equal (`same_comment` is the same rule on two fragments).
+        # keys are equal (M4: a written comment overrides the subtype).
         self.comment_keys = np.array([_comment_key(f) for f in self.fragments] or [""])[:n]
         self.corrections = np.array(
             [_norm_correction(f.correction) if f.correction else "" for f in self.fragments] or [""]
@@ -321,15 +321,6 @@ class Words:
         return np.where(whole, 0, lo), np.where(whole, len(self.starts), hi)
 
 
-def word_jaccard(x: Fragment, y: Fragment, words: Words) -> float:
-    """Words in the intersection over words in the union (a word touched by a span is in it);
-    spans with no word at all (punctuation) are compared by their characters."""
-    px, py = Markup([x]), Markup([y])
-    (xlo,), (xhi,) = words.ranges(px.starts, px.ends)
-    (ylo,), (yhi,) = words.ranges(py.starts, py.ends)
-    return float(_word_jaccard(xlo, xhi, ylo, yhi, 1.0 - jaccard_distance(x, y)))
-
-
 def _word_jaccard(xlo: Any, xhi: Any, ylo: Any, yhi: Any, char_similarity: Any) -> Any:
     inter = np.maximum(0, np.minimum(xhi, yhi) - np.maximum(xlo, ylo))
     union = (xhi - xlo) + (yhi - ylo) - inter
@@ -346,12 +337,6 @@ def _comment_key(fragment: Fragment) -> str:
     if fragment.comment and fragment.comment.strip():
         return "c:" + _norm_comment(fragment.comment)
     return "s:" + normalize_code(fragment.subtype)
-
-
-def same_comment(x: Fragment, y: Fragment) -> bool:
-    """M4's equality: written comments compared normalised (a comment overrides the subtype),
-    otherwise the subtypes (both absent counts as equal)."""
-    return _comment_key(x) == _comment_key(y)
 
 
 def _norm_correction(text: str) -> str:
