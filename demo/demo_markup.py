@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from demo.demo_data import DEMO_EXPERTS, DemoReport
-from markup.models import Markup, MarkupSource
+from markup.models import Markup, MarkupSource, MarkupText
 from markup.services import markup_store
-from panels.models import Expert
+from markup.work import markup_assign
+from panels.models import Expert, Panel
 from protocol.markup_format import MarkupDocument, default_meta
 from protocol.spans import Fragment
 
@@ -188,3 +189,42 @@ def demo_markup_ensure(report: DemoReport) -> None:
                 demo_document(item, marks, author), source=source, author=author, expert=expert
             )
             report.add("Markup", 1)
+
+
+# Texts for the demo experts to mark up themselves (markup.work): no markups shipped, two
+# independent markups asked of the Editing panel's experts on every seed.
+DEMO_WORK_TEXTS: tuple[tuple[str, str, str], ...] = (
+    (
+        "demo-work-dacha",
+        "Лето на даче",
+        "Каждое лето мы ездим на дачу к бабушке. Подъезжая к деревне, у меня всегда поднимается "
+        "настроение. Бабушка выращивает огурцы, помидоры и клубнику, а также она очень любит "
+        "цветов. Вечером мы сидим на веранде и пьём чай с вареньем, которое бабушка сварила "
+        "своими руками. Мне нравится лето, потому что летом можно отдохнуть и летом тепло.",
+    ),
+    (
+        "demo-work-museum",
+        "Поход в музей",
+        "В прошлую субботу наш класс ходил в краеведческий музей. Экскурсовод рассказывала о "
+        "истории нашего города очень интересно и увлекательно. Больше всего мне запомнились "
+        "старинные монеты, которых нашли при раскопках. Выйдя из музея, пошёл дождь, и мы "
+        "побежали к автобусу. Я считаю, что такие экскурсии очень важные для школьников.",
+    ),
+)
+DEMO_WORK_PANEL = "editing"
+
+
+@transaction.atomic
+def demo_markup_work_ensure(report: DemoReport) -> int:
+    """The demo's markup work: its texts, each assigned to two experts of the Editing panel
+    (the first demo expert among them). Returns how many markups were assigned now."""
+    ids = []
+    for key, theme, text in DEMO_WORK_TEXTS:
+        stored, created = MarkupText.objects.get_or_create(
+            external_id=key, defaults={"text": text, "subject": "rus", "meta": {"theme": theme}}
+        )
+        if created:
+            report.add("MarkupText", 1)
+        ids.append(stored.pk)
+    panel = Panel.objects.get(key=DEMO_WORK_PANEL)
+    return markup_assign(panel, text_ids=ids).created

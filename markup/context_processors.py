@@ -4,6 +4,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from markup.models import Markup
 from panels.access import allowed
 
 
@@ -15,5 +16,14 @@ def markup_nav(request: HttpRequest) -> dict[str, Any]:
         @property
         def texts(self) -> bool:
             return allowed(user, "markup.view_markups")
+
+        @property
+        def work(self) -> bool:
+            # Only for experts who were given markup work: one indexed EXISTS when asked.
+            expert = getattr(user, "expert", None) if user.is_authenticated else None
+            return bool(
+                expert is not None
+                and Markup.objects.filter(expert=expert, panel__isnull=False).exists()
+            )
 
     return {"markup_nav": Nav()}

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from panels.models import Expert
+from panels.models import Expert, Panel
 
 
 class MarkupText(models.Model):
@@ -51,10 +51,22 @@ class MarkupStatus(models.TextChoices):
     SUBMITTED = "submitted", _("submitted")
 
 
+class MarkupRole(models.TextChoices):
+    """Why an expert marks a text: one of the independent markups every text gets, or the
+    third markup asked for when the independent ones diverge (markup.work)."""
+
+    INDEPENDENT = "independent", _("independent")
+    THIRD = "third", _("third (divergence)")
+
+
 class Markup(models.Model):
     """One markup of a text: an expert's (`expert` when he has a profile here) or an
     algorithm's; `author` is the label shown (the expert's pseudonym or name in the file, the
-    system's name)."""
+    system's name).
+
+    Expert work: markup.work assigns a text to an expert of a panel as a DRAFT markup with that
+    `panel` and a `role`; the expert's page saves drafts into it and submits it once. Imported
+    markups have no panel and no role."""
 
     text = models.ForeignKey(MarkupText, on_delete=models.CASCADE, related_name="markups")
     source = models.CharField(max_length=16, choices=MarkupSource.choices)
@@ -68,6 +80,14 @@ class Markup(models.Model):
     status = models.CharField(
         max_length=16, choices=MarkupStatus.choices, default=MarkupStatus.SUBMITTED
     )
+    panel = models.ForeignKey(
+        Panel, on_delete=models.PROTECT, null=True, blank=True, related_name="markups"
+    )
+    role = models.CharField(max_length=12, choices=MarkupRole.choices, blank=True, default="")
+    time_spent_ms = models.PositiveBigIntegerField(default=0)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    # Client-generated id of the accepted submission: a retried request is recognised.
+    submission_key = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -75,6 +95,16 @@ class Markup(models.Model):
         verbose_name = _("markup")
         verbose_name_plural = _("markups")
         ordering = ["text", "pk"]
+        constraints = [
+            # An expert marks a text once, whichever panel asked (two markups of one text by
+            # one person would count as agreement with himself).
+            models.UniqueConstraint(
+                fields=["text", "expert"],
+                condition=models.Q(expert__isnull=False),
+                name="markup_one_per_expert",
+            )
+        ]
+        indexes = [models.Index(fields=["expert", "status"])]
 
     def __str__(self) -> str:
         return f"{self.text.external_id}: {self.author} ({self.source})"

@@ -6,8 +6,26 @@ one expert's fragments beside another's, which an expert marking the same texts 
 
 from __future__ import annotations
 
+from typing import Any
+
 import rules
 
 from panels.rules import is_admin, is_expert, is_supervisor
 
 rules.add_perm("markup.view_markups", is_admin | (is_supervisor & ~is_expert))
+
+
+@rules.predicate
+def marks_own_text(user: Any, markup: Any) -> bool:
+    """The markup was assigned to this expert by a panel he still works in (not paused)."""
+    expert = getattr(user, "expert", None) if user.is_authenticated else None
+    if expert is None or markup is None or markup.panel_id is None:
+        return False
+    if markup.expert_id != expert.pk:
+        return False
+    return bool(expert.memberships.filter(panel_id=markup.panel_id, is_paused=False).exists())
+
+
+# An expert's own markup work: his assigned texts only, blind to who else marks them.
+rules.add_perm("markup.do_markup", is_expert)
+rules.add_perm("markup.mark_text", marks_own_text)

@@ -13,6 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
 from markup.services import markup_document
+from markup.work import divergence_threshold, independent_agreement
 from protocol.spans import (
     METRICS,
     Fragment,
@@ -167,13 +168,19 @@ class TextRow:
     markups: list[Markup]
     # (algorithmic markup, [(expert markup, M(A, E))], M_опт, M_ср) per algorithmic markup.
     accuracy: list[tuple[Markup, list[tuple[Markup, float]], float | None, float | None]]
+    # The lower of M(X, Y) and M(Y, X) of the first two submitted independent expert markups
+    # (markup.work), and whether it is below the threshold that calls a third expert.
+    agreement: float | None = None
+    divergent: bool = False
 
 
 def text_rows() -> list[TextRow]:
     """Every text with its markups and, for each submitted algorithmic markup, M(A, E) per
     submitted expert markup and the relative accuracies (when the text has expert markups)."""
     rows = []
-    for text in MarkupText.objects.prefetch_related("markups").order_by("external_id"):
+    for text in MarkupText.objects.prefetch_related("markups", "markups__panel").order_by(
+        "external_id"
+    ):
         markups = list(text.markups.all())
         # Accuracy is of finished markups only: a draft is work in progress.
         done = [m for m in markups if m.status == MarkupStatus.SUBMITTED]
@@ -187,5 +194,7 @@ def text_rows() -> list[TextRow]:
                 )
                 against = list(zip(experts, result.against_experts, strict=True))
                 accuracy.append((algorithm, against, result.optimistic, result.mean))
-        rows.append(TextRow(text, markups, accuracy))
+        agreement = independent_agreement(text)
+        divergent = agreement is not None and agreement < divergence_threshold()
+        rows.append(TextRow(text, markups, accuracy, agreement, divergent))
     return rows

@@ -10,14 +10,25 @@ from django.views.decorators.http import require_GET
 
 from markup import selectors
 from markup.models import Markup, MarkupText
+from markup.work import divergence_threshold
 from panels.access import require
+from panels.models import Panel
+from panels.rules import is_admin
 
 
 @login_required
 @require_GET
 def text_list(request: HttpRequest) -> HttpResponse:
     require(request.user, "markup.view_markups")
-    return render(request, "markup/texts.html", {"rows": selectors.text_rows()})
+    user = request.user
+    # The assignment form lists the panels this user may assign work in (panels.manage_panel).
+    panels = Panel.objects.all() if is_admin(user) else Panel.objects.filter(supervisors=user.pk)
+    context = {
+        "rows": selectors.text_rows(),
+        "panels": panels.order_by("number"),
+        "threshold": divergence_threshold(),
+    }
+    return render(request, "markup/texts.html", context)
 
 
 def _markup_id(request: HttpRequest, name: str) -> int | None:

@@ -253,6 +253,10 @@ POLLUX = {
     # aggregation only when this is on. Not read yet: adjudications are stored, shown on the
     # review page and exported in their own columns (issue #18).
     "ADJUDICATION_OVERRIDES": env.bool("POLLUX_ADJUDICATION_OVERRIDES", default=False),
+    # Span markup (markup.work): two independent markups whose agreement M (percent, the lower
+    # of the two directions) is below this call for a third expert. The regulations leave the
+    # value to the organisers; docs/spans.md.
+    "MARKUP_DIVERGENCE": env.float("POLLUX_MARKUP_DIVERGENCE", default=50.0),
 }
 
 LOGGING = {

@@ -10,9 +10,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.urls import reverse
 
-from demo.demo_data import DEMO_SUPERVISOR
-from demo.demo_markup import DEMO_MARKUP_SYSTEM, DEMO_TEXTS
-from markup.models import Markup, MarkupSource, MarkupText
+from demo.demo_data import DEMO_EXPERTS, DEMO_SUPERVISOR
+from demo.demo_markup import DEMO_MARKUP_SYSTEM, DEMO_TEXTS, DEMO_WORK_TEXTS
+from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
 
 
 @pytest.mark.django_db
@@ -28,12 +28,22 @@ def test_the_demo_seeds_three_texts_with_three_markups_each(settings: Any, clien
         assert text.markups.filter(expert__isnull=False).count() == 2
         assert 400 <= len(text.text) <= 700
     assert Markup.objects.filter(author=DEMO_MARKUP_SYSTEM).count() == 3
+    # The texts for the demo experts to mark themselves: two drafts each, in the Editing panel,
+    # the first demo expert (the README's login) among them.
+    work = MarkupText.objects.filter(external_id__startswith="demo-work-")
+    assert work.count() == len(DEMO_WORK_TEXTS) == 2
+    first_expert = DEMO_EXPERTS[0].username
+    for text in work:
+        drafts = text.markups.filter(status=MarkupStatus.DRAFT, panel__key="editing")
+        assert drafts.count() == 2
+        assert drafts.filter(expert__user__username=first_expert).exists()
 
     # Idempotent: a second run adds nothing.
     out = StringIO()
     call_command("seed_demo", "--no-judge", stdout=out)
-    assert Markup.objects.count() == 9
+    assert Markup.objects.count() == 9 + 4
     assert "span markups: created 0" in out.getvalue()
+    assert "span markup work: 0 texts assigned" in out.getvalue()
 
     client.force_login(get_user_model().objects.get(username=DEMO_SUPERVISOR.username))
     page = client.get(reverse("markup_texts")).content.decode()

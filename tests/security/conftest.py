@@ -82,6 +82,8 @@ class Side:
     flag: Any = None
     # The panel-wide guideline, in two versions (guidelines.services).
     guideline: Any = None
+    # The expert's span markup work: a draft markup of the world's markup text (markup.work).
+    markup_work: Any = None
 
 
 @dataclass
@@ -284,7 +286,24 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
     world.pair_job = Job.objects.create(kind=JobKind.PAIR_IMPORT, status=JobStatus.DONE)
     if apps.is_installed("markup"):
         world.markup_text = _markup_text()
+        for side in (world.a, world.b):
+            side.markup_work = _markup_work(world.markup_text, side)
     return world
+
+
+def _markup_work(text: Any, side: Side) -> Any:
+    """The side's expert's assigned markup of `text` (a draft, as markup.work assigns it)."""
+    from markup.models import Markup, MarkupRole, MarkupStatus
+
+    return Markup.objects.create(
+        text=text,
+        source="expert",
+        expert=side.expert,
+        author=side.expert.pseudonym,
+        panel=side.panel,
+        role=MarkupRole.INDEPENDENT,
+        status=MarkupStatus.DRAFT,
+    )
 
 
 def _markup_text() -> Any:

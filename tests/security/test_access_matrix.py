@@ -150,6 +150,7 @@ JUDGE_RUN: Kwargs = lambda w, s: {"pk": s.judge_run.pk}  # noqa: E731
 # Admin-only objects belong to no panel: the same object is requested for both sides.
 IMPORT_JOB: Kwargs = lambda w, s: {"pk": w.import_job.pk}  # type: ignore[union-attr]  # noqa: E731
 MARKUP_TEXT: Kwargs = lambda w, s: {"pk": w.markup_text.pk}  # noqa: E731
+MARKUP_WORK: Kwargs = lambda w, s: {"pk": s.markup_work.pk}  # noqa: E731
 EXPORT_JOB: Kwargs = lambda w, s: {"pk": w.export_job.pk}  # type: ignore[union-attr]  # noqa: E731
 PAIR_JOB: Kwargs = lambda w, s: {"pk": w.pair_job.pk}  # type: ignore[union-attr]  # noqa: E731
 
@@ -1138,6 +1139,49 @@ ACCESS: dict[str, Row] = {
         MARKUP_TEXT,
         GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # --- span markup work: an expert's own assigned markups; another's does not exist (404),
+    # a non-expert has no markup work (403). Assigning is the panel's supervisors' and admins'.
+    "markup_work": Row(
+        None,
+        GET=e(LOGIN, 200, 200, 403, 403, 403, 200, 200, 200, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "markup_work_page": Row(
+        MARKUP_WORK,
+        GET=e(LOGIN, (200, 404), (404, 200), 403, 403, 403, 404, 404, 404, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "markup_work_draft": Row(
+        MARKUP_WORK,
+        data=lambda w, s: {"selections": [], "time_ms": 100},
+        json=True,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (200, 404), (404, 200), 403, 403, 403, 404, 404, 404, 403),
+    ),
+    "markup_work_submit": Row(
+        MARKUP_WORK,
+        data=lambda w, s: {"selections": [], "time_ms": 100, "key": "k"},
+        json=True,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (200, 404), (404, 200), 403, 403, 403, 404, 404, 404, 403),
+    ),
+    "markup_assign": Row(
+        None,
+        data=lambda w, s: {"panel": s.panel.pk, "overlap": 2},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 403),
+            (403, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 403),
+            (403, REDIRECT),
+            (REDIRECT, 403),
+        ),
     ),
     # --- guidelines: a panel's members (exam candidates included), its supervisors and admins
     # read them; another panel's do not exist (404). An expert of A who supervises B reads both.

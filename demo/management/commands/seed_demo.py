@@ -26,7 +26,7 @@ from demo.demo_data import (
     DemoReport,
     demo_seed,
 )
-from demo.demo_markup import demo_markup_ensure
+from demo.demo_markup import demo_markup_ensure, demo_markup_work_ensure
 from demo.demo_pairs import demo_pairs_build, demo_pairs_ensure
 from panels.defaults import ensure_default_panels
 from panels.models import Panel
@@ -113,6 +113,8 @@ class Command(BaseCommand):
         markups = DemoReport()
         demo_markup_ensure(markups)
         self.stdout.write(f"span markups: created {markups.created.get('Markup', 0)}")
+        assigned = demo_markup_work_ensure(markups)
+        self.stdout.write(f"span markup work: {assigned} texts assigned to experts")
         judge_line = None if options["no_judge"] else _maybe_run_demo_judge(self.stdout.write)
         if judge_line:
             self.stdout.write(judge_line)
