@@ -240,6 +240,21 @@
     openForm();
   });
 
+  // A click on marked text lights up every fragment stacked there (one list card each).
+  box.addEventListener("click", (event) => {
+    const sel = window.getSelection();
+    if (sel && !sel.isCollapsed) return;
+    const seg = event.target.closest ? event.target.closest("[data-fragments]") : null;
+    for (const li of list.querySelectorAll(".markup-item-active")) li.classList.remove("markup-item-active");
+    if (!seg) return;
+    for (const index of seg.dataset.fragments.split(",")) {
+      const li = list.querySelector('[data-index="' + index + '"]');
+      if (li) li.classList.add("markup-item-active");
+    }
+    const first = list.querySelector(".markup-item-active");
+    if (first) first.scrollIntoView({ block: "nearest" });
+  });
+
   function wordAt(offset) {
     const i = words.findIndex(([, e]) => e > offset);
     return i < 0 ? words.length - 1 : i;
