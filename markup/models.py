@@ -77,6 +77,9 @@ class Markup(models.Model):
     # The contest JSON's "selections" list (protocol.markup_json.to_json).
     selections = models.JSONField(default=list, blank=True)
     criteria = models.JSONField(default=dict, blank=True)
+    # The expert's rationale of each criterion score (criterion → text; markup.work requires one
+    # for every criterion of the essay type on submission).
+    rationales = models.JSONField(default=dict, blank=True)
     status = models.CharField(
         max_length=16, choices=MarkupStatus.choices, default=MarkupStatus.SUBMITTED
     )
@@ -88,6 +91,8 @@ class Markup(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     # Client-generated id of the accepted submission: a retried request is recognised.
     submission_key = models.CharField(max_length=64, blank=True, default="")
+    # Why this markup was asked for (a third markup: the divergence found), shown to staff.
+    note = models.CharField(max_length=500, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -5,7 +5,7 @@ fragments matched by the optimal correspondence numbered alike, M2–M6 both way
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.html import escape
@@ -13,7 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
 from markup.services import markup_document
-from markup.work import divergence_threshold, independent_agreement
+from markup.work import divergence_reasons, independent_agreement, score_check
 from protocol.spans import (
     METRICS,
     Fragment,
@@ -171,7 +171,14 @@ class TextRow:
     # The lower of M(X, Y) and M(Y, X) of the first two submitted independent expert markups
     # (markup.work), and whether it is below the threshold that calls a third expert.
     agreement: float | None = None
-    divergent: bool = False
+    reasons: list[str] = field(default_factory=list)  # why a third markup is needed
+    # Per expert markup with criterion scores: the criteria entered unlike the formula computes
+    # them from its own fragments (criterion → computed value).
+    score_flags: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def divergent(self) -> bool:
+        return bool(self.reasons)
 
 
 def text_rows() -> list[TextRow]:
@@ -194,7 +201,20 @@ def text_rows() -> list[TextRow]:
                 )
                 against = list(zip(experts, result.against_experts, strict=True))
                 accuracy.append((algorithm, against, result.optimistic, result.mean))
-        agreement = independent_agreement(text)
-        divergent = agreement is not None and agreement < divergence_threshold()
-        rows.append(TextRow(text, markups, accuracy, agreement, divergent))
+        flags = {}
+        for m in experts:
+            if m.criteria:
+                _computed, differ = score_check(m)
+                if differ:
+                    flags[m.pk] = differ
+        rows.append(
+            TextRow(
+                text,
+                markups,
+                accuracy,
+                independent_agreement(text),
+                divergence_reasons(text),
+                flags,
+            )
+        )
     return rows

@@ -76,7 +76,21 @@ def classifier_entries(markup: Markup) -> list[dict[str, Any]]:
 @require_GET
 def markup_page(request: HttpRequest, pk: int) -> HttpResponse:
     markup = _own_markup(request, pk)
+    computed, differ = work.score_check(markup)
+    criteria = [
+        {
+            "name": name,
+            "max": top,
+            "range": range(top + 1),
+            "score": markup.criteria.get(name),
+            "rationale": markup.rationales.get(name, ""),
+            "computed": None if computed is None else computed.criteria.get(name),
+            "differs": name in differ,
+        }
+        for name, top in work.essay_criteria(markup.text).items()
+    ]
     context: dict[str, Any] = {
+        "criteria": criteria,
         "markup": markup,
         "text": markup.text,
         "editable": markup.status == MarkupStatus.DRAFT,
@@ -134,11 +148,23 @@ def markup_draft(request: HttpRequest, pk: int) -> JsonResponse:
     try:
         data = _payload(request)
         saved = work.markup_save_draft(
-            markup, data.get("selections"), time_ms=data.get("time_ms", 0)
+            markup,
+            data.get("selections"),
+            time_ms=data.get("time_ms", 0),
+            criteria=data.get("criteria"),
+            rationales=data.get("rationales"),
         )
     except work.MarkupRefused as error:
         return _refusal(error)
-    return JsonResponse({"saved": True, "fragments": len(saved.selections)})
+    return JsonResponse({"saved": True, "fragments": len(saved.selections), **_check(saved)})
+
+
+def _check(markup: Markup) -> dict[str, Any]:
+    """The formula's criteria from the markup as stored, and the entered ones that differ."""
+    computed, differ = work.score_check(markup)
+    if computed is None:
+        return {"computed": {}, "differ": {}}
+    return {"computed": computed.criteria, "differ": differ, "words": computed.words}
 
 
 @login_required
@@ -151,7 +177,12 @@ def markup_submit(request: HttpRequest, pk: int) -> JsonResponse:
         if not isinstance(key, str):
             raise work.MarkupRefused("key", "a string expected")
         result = work.markup_submit(
-            markup, data.get("selections"), time_ms=data.get("time_ms", 0), key=key
+            markup,
+            data.get("selections"),
+            time_ms=data.get("time_ms", 0),
+            key=key,
+            criteria=data.get("criteria"),
+            rationales=data.get("rationales"),
         )
     except work.MarkupRefused as error:
         return _refusal(error)
@@ -161,6 +192,7 @@ def markup_submit(request: HttpRequest, pk: int) -> JsonResponse:
             "repeated": result.repeated,
             "fragments": len(result.markup.selections),
             "next": reverse("markup_work"),
+            **_check(result.markup),
         }
     )
 

@@ -26,6 +26,13 @@ from panels.models import Expert, Membership, Panel
 from protocol.markup_classifier import load_classifier
 from protocol.markup_format import MarkupDocument, MarkupFormatError, default_meta
 from protocol.markup_json import read_json, to_json
+from protocol.markup_scores import (
+    ENTERED_CRITERIA,
+    ComputedScores,
+    computed_scores,
+    disagreements,
+    third_check_reasons,
+)
 from protocol.markup_validation import ValidationIssue, validate
 from protocol.spans import pair_accuracy
 
@@ -159,6 +166,81 @@ def _document(markup: Markup, selections: Any) -> MarkupDocument:
         raise MarkupRefused(error.field, str(error).split(": ", 1)[-1]) from error
 
 
+def essay_criteria(text: MarkupText) -> dict[str, int]:
+    """The criteria an expert scores beside this text's markup, with their maxima (none for a
+    type the regulations give no criteria for)."""
+    classifier = load_classifier(text.classifier_name, text.classifier_version)
+    return ENTERED_CRITERIA.get(classifier.subject_key(text.subject) or "", {})
+
+
+def _scores(
+    text: MarkupText, criteria: Any, rationales: Any
+) -> tuple[dict[str, int], dict[str, str]]:
+    """The page's criterion scores and rationales, read strictly: only the essay type's
+    criteria, integer scores (their range is checked on submission), bounded texts."""
+    allowed = essay_criteria(text)
+    criteria = {} if criteria is None else criteria
+    rationales = {} if rationales is None else rationales
+    if not isinstance(criteria, dict):
+        raise MarkupRefused("criteria", "an object expected")
+    if not isinstance(rationales, dict):
+        raise MarkupRefused("rationales", "an object expected")
+    scores: dict[str, int] = {}
+    for name, value in criteria.items():
+        if name not in allowed:
+            raise MarkupRefused(f"criteria.{name}", f"not a criterion of {text.subject} essays")
+        if value is None or value == "":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise MarkupRefused(f"criteria.{name}", "an integer expected")
+        scores[name] = value
+    notes: dict[str, str] = {}
+    for name, value in rationales.items():
+        if name not in allowed:
+            raise MarkupRefused(f"rationales.{name}", f"not a criterion of {text.subject} essays")
+        if not isinstance(value, str):
+            raise MarkupRefused(f"rationales.{name}", "a string expected")
+        if len(value) > MAX_FIELD_CHARS:
+            raise MarkupRefused(f"rationales.{name}", f"longer than {MAX_FIELD_CHARS} characters")
+        if value.strip():
+            notes[name] = value.strip()
+    return scores, notes
+
+
+def _score_issues(
+    text: MarkupText, scores: Mapping[str, int], notes: Mapping[str, str]
+) -> list[ValidationIssue]:
+    """On submission: every criterion of the essay type scored within its range, each with a
+    rationale (every score needs one, as everywhere on the platform)."""
+    issues = []
+    for name, top in essay_criteria(text).items():
+        if name not in scores:
+            issues.append(ValidationIssue("criterion_missing", f"{name}: no score"))
+        elif not 0 <= scores[name] <= top:
+            issues.append(
+                ValidationIssue("criterion_range", f"{name}: {scores[name]} is not 0…{top}")
+            )
+        if name not in notes:
+            issues.append(ValidationIssue("rationale_missing", f"{name}: no rationale"))
+    return issues
+
+
+def score_check(markup: Markup) -> tuple[ComputedScores | None, dict[str, int]]:
+    """The criteria the essay type's formula computes from the markup, and those the expert
+    entered differently (criterion → computed value): flagged on the page and the list."""
+    text = markup.text
+    try:
+        document = markup_document(markup)
+    except MarkupFormatError:
+        return None, {}
+    computed = computed_scores(
+        document, load_classifier(text.classifier_name, text.classifier_version)
+    )
+    if computed is None:
+        return None, {}
+    return computed, disagreements(markup.criteria, computed)
+
+
 def _time(time_ms: Any) -> int:
     if isinstance(time_ms, bool) or not isinstance(time_ms, int) or time_ms < 0:
         raise MarkupRefused("time_ms", "a non-negative integer expected")
@@ -171,17 +253,30 @@ def _locked_draft(markup_id: int) -> Markup:
 
 
 @transaction.atomic
-def markup_save_draft(markup: Markup, selections: Any, *, time_ms: Any = 0) -> Markup:
+def markup_save_draft(
+    markup: Markup,
+    selections: Any,
+    *,
+    time_ms: Any = 0,
+    criteria: Any = None,
+    rationales: Any = None,
+) -> Markup:
     """Keep the page's work in progress. A draft may break the classifier's rules (the expert
-    is still choosing a code), but it must be readable: a malformed one is refused whole."""
+    is still choosing a code, a score is still missing), but it must be readable: a malformed
+    one is refused whole."""
     document = _document(markup, selections)
+    scores, notes = _scores(markup.text, criteria, rationales)
     spent = _time(time_ms)
     locked = _locked_draft(markup.pk)
     if locked.status != MarkupStatus.DRAFT:
         raise MarkupRefused("status", "this markup is submitted; a draft is no longer kept")
     locked.selections = to_json(document)["selections"]
+    locked.criteria = scores
+    locked.rationales = notes
     locked.time_spent_ms = max(locked.time_spent_ms, spent)
-    locked.save(update_fields=["selections", "time_spent_ms", "updated_at"])
+    locked.save(
+        update_fields=["selections", "criteria", "rationales", "time_spent_ms", "updated_at"]
+    )
     return locked
 
 
@@ -193,19 +288,32 @@ class SubmitResult:
 
 
 def markup_submit(
-    markup: Markup, selections: Any, *, time_ms: Any = 0, key: str = ""
+    markup: Markup,
+    selections: Any,
+    *,
+    time_ms: Any = 0,
+    key: str = "",
+    criteria: Any = None,
+    rationales: Any = None,
 ) -> SubmitResult:
-    """Submit an assigned markup: validated by the classifier's rules (every issue reported,
-    nothing stored on refusal); once. A retry with the same key answers as the first did."""
+    """Submit an assigned markup: validated by the classifier's rules and, for an essay type
+    with criteria, every criterion scored with a rationale (every issue reported, nothing stored
+    on refusal); once. A retry with the same key answers as the first did. Scores that differ
+    from the formula's are accepted and flagged (score_check), not refused: the expert may know
+    better than the formula, and the disagreement is what a supervisor looks at."""
     if len(key) > 64:
         raise MarkupRefused("key", "longer than 64 characters")
     document = _document(markup, selections)
+    scores, notes = _scores(markup.text, criteria, rationales)
     spent = _time(time_ms)
     text = markup.text
     issues = validate(document, load_classifier(text.classifier_name, text.classifier_version))
+    issues += _score_issues(text, scores, notes)
     if issues:
         first = issues[0]
         field = "(document)" if first.fragment is None else f"selections[{first.fragment}]"
+        if first.kind.startswith(("criterion", "rationale")):
+            field = "criteria"
         raise MarkupRefused(field, f"{first.kind}: {first.message}", issues)
     with transaction.atomic():
         locked = _locked_draft(markup.pk)
@@ -214,6 +322,8 @@ def markup_submit(
                 return SubmitResult(locked, repeated=True, third=None)
             raise MarkupRefused("status", "this markup is already submitted")
         locked.selections = to_json(document)["selections"]
+        locked.criteria = scores
+        locked.rationales = notes
         locked.time_spent_ms = max(locked.time_spent_ms, spent)
         locked.status = MarkupStatus.SUBMITTED
         locked.submitted_at = timezone.now()
@@ -223,29 +333,50 @@ def markup_submit(
     return SubmitResult(locked, repeated=False, third=third)
 
 
-def independent_agreement(text: MarkupText) -> float | None:
-    """M between the text's first two submitted independent expert markups, the lower of
-    M(X, Y) and M(Y, X) (M is not symmetric: M3–M6 divide by the first markup's fragments; the
-    lower one is the conservative reading of "they diverge"); None until two are submitted."""
-    pair = list(
+def _independent_pair(text: MarkupText) -> list[Markup]:
+    return list(
         text.markups.filter(
             source=MarkupSource.EXPERT, role=MarkupRole.INDEPENDENT, status=MarkupStatus.SUBMITTED
         ).order_by("submitted_at", "pk")[:2]
     )
+
+
+def independent_agreement(text: MarkupText) -> float | None:
+    """M between the text's first two submitted independent expert markups, the lower of
+    M(X, Y) and M(Y, X) (M is not symmetric: M3–M6 divide by the first markup's fragments; the
+    lower one is the conservative reading of "they diverge"); None until two are submitted."""
+    pair = _independent_pair(text)
     if len(pair) < 2:
         return None
     x, y = (markup_document(m).fragments for m in pair)
     return min(pair_accuracy(x, y, text.text).value, pair_accuracy(y, x, text.text).value)
 
 
-def third_if_divergent(text: MarkupText, threshold: float | None = None) -> Markup | None:
-    """Assign a third expert when the two independent markups agree below the threshold: from
-    the panel of the independent markups, least loaded, not one who marked the text. None when
-    they agree, when a third is already there, or when no expert is left (the text then shows
-    as divergent in the list)."""
+def divergence_reasons(text: MarkupText, threshold: float | None = None) -> list[str]:
+    """Why the two independent markups call for a third: their agreement M below the threshold
+    (the issue's rule), or the regulations' score conditions for the essay type (Appendix 3,
+    protocol.markup_scores.third_check_reasons). Empty until both are submitted."""
+    pair = _independent_pair(text)
+    if len(pair) < 2:
+        return []
     agreement = independent_agreement(text)
     limit = divergence_threshold() if threshold is None else threshold
-    if agreement is None or agreement >= limit:
+    reasons = []
+    if agreement is not None and agreement < limit:
+        reasons.append(f"M = {agreement:.1f} % < {limit:g} %")
+    classifier = load_classifier(text.classifier_name, text.classifier_version)
+    subject = classifier.subject_key(text.subject) or ""
+    reasons += third_check_reasons(subject, pair[0].criteria, pair[1].criteria)
+    return reasons
+
+
+def third_if_divergent(text: MarkupText, threshold: float | None = None) -> Markup | None:
+    """Assign a third expert when the two independent markups diverge (divergence_reasons):
+    from the panel of the independent markups, least loaded, not one who marked the text. None
+    when they agree, when a third is already there, or when no expert is left (the text then
+    shows as divergent in the list)."""
+    reasons = divergence_reasons(text, threshold)
+    if not reasons:
         return None
     if text.markups.filter(role=MarkupRole.THIRD).exists():
         return None
@@ -264,6 +395,7 @@ def third_if_divergent(text: MarkupText, threshold: float | None = None) -> Mark
     load = _open_load(members)
     expert_id = min(members, key=lambda e: (load.get(e, 0), e))
     third = _draft(text, expert_id, first.panel, MarkupRole.THIRD)
+    third.note = "; ".join(reasons)[:500]
     third.save()
     return third
 

@@ -54,6 +54,14 @@
   const local = readLocal();
   if (page.editable && local && local.selections) {
     fragments = local.selections.map(normalise);
+    for (const [name, value] of Object.entries(local.criteria || {})) {
+      const select = document.querySelector('.criterion-score[data-name="' + name + '"]');
+      if (select) select.value = String(value);
+    }
+    for (const [name, value] of Object.entries(local.rationales || {})) {
+      const input = document.querySelector('.criterion-rationale[data-name="' + name + '"]');
+      if (input) input.value = value;
+    }
     dirty = true;
   }
 
@@ -427,9 +435,35 @@
   function scheduleSave() {
     dirty = true;
     submitKey = null; // a changed markup is a new submission
-    window.localStorage.setItem(storageKey, JSON.stringify({ selections: fragments }));
+    window.localStorage.setItem(storageKey, JSON.stringify({ selections: fragments, ...criteria() }));
     clearTimeout(saveTimer);
     saveTimer = setTimeout(saveDraft, 800);
+  }
+
+  // Criterion scores and rationales beside the markup (essay types with criteria only).
+  function criteria() {
+    const scores = {}, rationales = {};
+    for (const select of document.querySelectorAll(".criterion-score")) {
+      if (select.value !== "") scores[select.dataset.name] = Number(select.value);
+    }
+    for (const input of document.querySelectorAll(".criterion-rationale")) {
+      if (input.value.trim()) rationales[input.dataset.name] = input.value;
+    }
+    return { criteria: scores, rationales: rationales };
+  }
+
+  // The formula's values from the markup as the server last saw it; a different score is flagged.
+  function showComputed(data) {
+    if (!data || !data.computed) return;
+    for (const cell of document.querySelectorAll(".criterion-computed")) {
+      const name = cell.dataset.name;
+      cell.textContent = name in data.computed ? String(data.computed[name]) : "";
+      cell.classList.toggle("warning", Boolean(data.differ && name in data.differ));
+    }
+  }
+
+  for (const el of document.querySelectorAll(".criterion-score, .criterion-rationale")) {
+    el.addEventListener(el.tagName === "SELECT" ? "change" : "input", scheduleSave);
   }
 
   function post(url, body) {
@@ -445,8 +479,9 @@
     if (!dirty) return;
     const sent = JSON.stringify(fragments);
     try {
-      const response = await post(page.draft_url, { selections: fragments, time_ms: elapsed() });
+      const response = await post(page.draft_url, { selections: fragments, time_ms: elapsed(), ...criteria() });
       if (response.ok) {
+        showComputed(await response.clone().json().catch(() => null));
         if (JSON.stringify(fragments) === sent) {
           dirty = false;
           window.localStorage.removeItem(storageKey);
@@ -487,6 +522,7 @@
           selections: fragments,
           time_ms: elapsed(),
           key: submitKey,
+          ...criteria(),
         });
         const data = await response.json().catch(() => ({}));
         if (response.ok) {
@@ -508,7 +544,7 @@
   }
 
   window.addEventListener("beforeunload", () => {
-    if (dirty) window.localStorage.setItem(storageKey, JSON.stringify({ selections: fragments }));
+    if (dirty) window.localStorage.setItem(storageKey, JSON.stringify({ selections: fragments, ...criteria() }));
   });
 
   resetForm();

@@ -106,6 +106,15 @@ def test_an_expert_marks_spans_by_mouse_and_keyboard(
     page.reload()
     page.wait_for_function("document.querySelectorAll('#fragment-list li').length === 2")
 
+    # Criterion scores beside the markup: each with a rationale; the formula's К9 and К10 from
+    # the markup (a text under 70 words: both 0) are shown and a different score is flagged.
+    for criterion in page.locator(".criterion-score").all():
+        criterion.select_option("1")
+    for rationale in page.locator(".criterion-rationale").all():
+        rationale.fill("обоснование")
+    page.wait_for_selector(".criterion-computed.warning[data-name='К9']")
+    assert page.locator(".criterion-computed[data-name='К10']").inner_text() == "0"
+
     page.click("#markup-submit")
     page.wait_for_url("**/markup/work/")
     markup.refresh_from_db()
@@ -115,6 +124,8 @@ def test_an_expert_marks_spans_by_mouse_and_keyboard(
         for s in markup.selections
     ]
     first = TEXT.find("одеваем")
+    assert markup.criteria == {f"К{n}": 1 for n in range(1, 13)}
+    assert set(markup.rationales) == set(markup.criteria)
     assert spans == [
         (0, 11, "Г.деепр", "", "error"),
         (first, first + len("одеваем"), "Р.знач", "надеваем", "error"),

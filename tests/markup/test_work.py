@@ -19,6 +19,7 @@ from markup.work import (
     markup_assign,
     markup_save_draft,
     markup_submit,
+    score_check,
 )
 from panels.models import Expert, Membership, Panel
 from protocol.spans import pair_accuracy
@@ -54,6 +55,15 @@ def experts(panel: Panel) -> list[Expert]:
 @pytest.fixture
 def text(db: Any) -> MarkupText:
     return MarkupText.objects.create(external_id="work-1", text=TEXT, subject="rus")
+
+
+# Every criterion of a Russian essay scored, each with a rationale (required on submission).
+SCORES = {f"К{n}": 1 for n in range(1, 13)}
+RATIONALES = dict.fromkeys(SCORES, "обоснование")
+
+
+def submit(markup: Markup, selections: list[dict[str, Any]], **extra: Any) -> Any:
+    return markup_submit(markup, selections, criteria=SCORES, rationales=RATIONALES, **extra)
 
 
 def login(user: Any) -> Client:
@@ -128,7 +138,7 @@ def test_submission_is_validated_whole_and_nothing_is_stored_on_refusal(
         sel("одеваем", "ИСП"),
     ]
     with pytest.raises(MarkupRefused) as refused:
-        markup_submit(markup, crossing, time_ms=10, key="k1")
+        submit(markup, crossing, time_ms=10, key="k1")
     kinds = {issue.kind for issue in refused.value.issues}
     assert {"crossing", "correction_required"} <= kinds
     markup.refresh_from_db()
@@ -142,12 +152,12 @@ def test_submission_is_once_and_a_retry_with_its_key_is_recognised(
     markup = text.markups.first()
     assert markup is not None
     good = [sel("одеваем", "Р.знач", correction="надеваем")]
-    first = markup_submit(markup, good, time_ms=5000, key="k1")
+    first = submit(markup, good, time_ms=5000, key="k1")
     assert not first.repeated and first.markup.status == MarkupStatus.SUBMITTED
     assert first.markup.submitted_at is not None and first.markup.time_spent_ms == 5000
-    assert markup_submit(markup, good, key="k1").repeated
+    assert submit(markup, good, key="k1").repeated
     with pytest.raises(MarkupRefused) as refused:
-        markup_submit(markup, [], key="k2")
+        submit(markup, [], key="k2")
     assert refused.value.field == "status"
     with pytest.raises(MarkupRefused):
         markup_save_draft(markup, [])
@@ -161,9 +171,9 @@ def test_a_third_expert_is_asked_only_when_the_two_independent_markups_diverge(
     markup_assign(panel)
     one, two = text.markups.order_by("pk")
     same = [sel("Читая книгу, снег падал", "Г.деепр")]
-    markup_submit(one, same)
+    submit(one, same)
     assert independent_agreement(text) is None  # one markup is no agreement yet
-    result = markup_submit(two, [sel("одеваем", "Р.знач", correction="надеваем")])
+    result = submit(two, [sel("одеваем", "Р.знач", correction="надеваем")])
     # Independent check of the agreement: the lower direction of M, computed here directly.
     from markup.services import markup_document
 
@@ -185,8 +195,8 @@ def test_agreeing_markups_need_no_third(
     markup_assign(panel)
     one, two = text.markups.order_by("pk")
     same = [sel("одеваем", "Р.знач", correction="надеваем")]
-    markup_submit(one, same)
-    assert markup_submit(two, same).third is None
+    submit(one, same)
+    assert submit(two, same).third is None
     assert independent_agreement(text) == pytest.approx(100.0)
     assert not text.markups.filter(role=MarkupRole.THIRD).exists()
 
@@ -221,7 +231,14 @@ def test_the_expert_opens_saves_and_submits_his_markup_through_the_page(
     assert draft.status_code == 200 and draft.json()["fragments"] == 1
     refused = client.post(
         reverse("markup_work_submit", args=[markup.pk]),
-        json.dumps({"selections": [sel("одеваем", "ИСП")], "key": "x"}),
+        json.dumps(
+            {
+                "selections": [sel("одеваем", "ИСП")],
+                "key": "x",
+                "criteria": SCORES,
+                "rationales": RATIONALES,
+            }
+        ),
         content_type="application/json",
     )
     assert refused.status_code == 422
@@ -242,7 +259,12 @@ def test_the_expert_opens_saves_and_submits_his_markup_through_the_page(
     ok = client.post(
         reverse("markup_work_submit", args=[markup.pk]),
         json.dumps(
-            {"selections": [sel("одеваем", "ИСП", correction="надеваем")], "key": "k"}
+            {
+                "selections": [sel("одеваем", "ИСП", correction="надеваем")],
+                "key": "k",
+                "criteria": SCORES,
+                "rationales": RATIONALES,
+            }
         ),
         content_type="application/json",
     )
@@ -286,8 +308,8 @@ def test_the_third_expert_sees_both_earlier_markups_without_their_names(
 ) -> None:
     markup_assign(panel)
     one, two = text.markups.order_by("pk")
-    markup_submit(one, [sel("Читая книгу, снег падал", "Г.деепр")])
-    third = markup_submit(two, [sel("одеваем", "Р.знач", correction="надеваем")]).third
+    submit(one, [sel("Читая книгу, снег падал", "Г.деепр")])
+    third = submit(two, [sel("одеваем", "Р.знач", correction="надеваем")]).third
     assert third is not None and third.expert is not None
     body = login(third.expert.user).get(reverse("markup_work_page", args=[third.pk]))
     html = body.content.decode()
@@ -317,3 +339,74 @@ def test_only_the_panels_supervisor_or_an_admin_assigns(
     assert Markup.objects.filter(text=text).count() == 2
     page = login(supervisor).get(reverse("markup_texts"))
     assert 'id="markup-assign"' in page.content.decode()
+
+
+# --- criterion scores beside the markup ---------------------------------------------------------
+
+
+def test_submission_needs_every_criterion_in_range_with_a_rationale(
+    panel: Panel, experts: list[Expert], text: MarkupText
+) -> None:
+    markup_assign(panel)
+    markup = text.markups.first()
+    assert markup is not None
+    partial = {**SCORES, "К2": 7}
+    del partial["К12"]
+    notes = dict(RATIONALES)
+    del notes["К3"]
+    with pytest.raises(MarkupRefused) as refused:
+        markup_submit(markup, [], criteria=partial, rationales=notes)
+    messages = {(i.kind, i.message) for i in refused.value.issues}
+    assert ("criterion_range", "К2: 7 is not 0…5") in messages
+    assert ("criterion_missing", "К12: no score") in messages
+    assert ("rationale_missing", "К3: no rationale") in messages
+    assert refused.value.field == "criteria"
+    with pytest.raises(MarkupRefused) as wrong:
+        markup_submit(markup, [], criteria={"К99": 1}, rationales={})
+    assert wrong.value.field == "criteria.К99" and not wrong.value.issues
+    with pytest.raises(MarkupRefused) as typed:
+        markup_save_draft(markup, [], criteria={"К1": "1"})
+    assert typed.value.field == "criteria.К1"
+    markup.refresh_from_db()
+    assert markup.status == MarkupStatus.DRAFT and markup.criteria == {}
+
+
+def test_scores_unlike_the_formula_are_accepted_and_flagged(
+    panel: Panel, experts: list[Expert], catalogue: None
+) -> None:
+    # 80 words (short: −1) and two grammar errors: К9 = max(0, ⌊2 − 1 − 1⌋) = 0, К10 = ⌊1.5⌋ = 1.
+    words = " ".join(["слово"] * 78)
+    essay = MarkupText.objects.create(
+        external_id="essay-80", text=f"Ошибка одна. {words}", subject="rus"
+    )
+    assert len(essay.text.split()) == 80
+    markup_assign(panel, text_ids=[essay.pk])
+    markup = essay.markups.first()
+    assert markup is not None
+    fragments = [
+        {"startSelection": 0, "endSelection": 6, "type": "Г.согл", "group": "error"},
+        {"startSelection": 7, "endSelection": 11, "type": "Г.упр", "group": "error"},
+    ]
+    scores = {**SCORES, "К9": 2, "К10": 1}
+    result = markup_submit(markup, fragments, criteria=scores, rationales=RATIONALES)
+    computed, differ = score_check(result.markup)
+    assert computed is not None and computed.criteria == {"К9": 0, "К10": 1}
+    assert differ == {"К9": 0}
+    client = Client()
+    client.force_login(make_user("staff", is_staff=True))
+    page = client.get(reverse("markup_texts")).content.decode()
+    assert "markup-score-flag" in page and "К9" in page
+
+
+def test_the_regulations_score_conditions_also_call_a_third_expert(
+    panel: Panel, experts: list[Expert], text: MarkupText
+) -> None:
+    markup_assign(panel)
+    one, two = text.markups.order_by("pk")
+    same = [sel("одеваем", "Р.знач", correction="надеваем")]
+    markup_submit(one, same, criteria=SCORES, rationales=RATIONALES)
+    # The same fragments (M = 100 %), but К7 two points apart: Appendix 3's condition.
+    result = markup_submit(two, same, criteria={**SCORES, "К7": 3}, rationales=RATIONALES)
+    assert independent_agreement(text) == pytest.approx(100.0)
+    assert result.third is not None
+    assert result.third.note == "К7 differs by 2 (≥ 2)"

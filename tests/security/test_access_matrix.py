@@ -1161,7 +1161,13 @@ ACCESS: dict[str, Row] = {
     ),
     "markup_work_submit": Row(
         MARKUP_WORK,
-        data=lambda w, s: {"selections": [], "time_ms": 100, "key": "k"},
+        data=lambda w, s: {
+            "selections": [],
+            "time_ms": 100,
+            "key": "k",
+            "criteria": {f"К{n}": 1 for n in range(1, 13)},
+            "rationales": {f"К{n}": "обоснование" for n in range(1, 13)},
+        },
         json=True,
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(LOGIN, (200, 404), (404, 200), 403, 403, 403, 404, 404, 404, 403),
