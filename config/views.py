@@ -18,6 +18,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("queue")
     if allowed(user, "panels.view_console"):
         return redirect("console")
+    if allowed(user, "markup.participate"):
+        return redirect("markup_my_runs")
     return redirect("admin:index")
 
 

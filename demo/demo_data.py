@@ -737,7 +737,7 @@ class DemoReport:
             self.created[model] = self.created.get(model, 0) + n
 
 
-def _ensure_user(person: DemoPerson, report: DemoReport, **flags: Any) -> Any:
+def demo_user_ensure(person: DemoPerson, report: DemoReport, **flags: Any) -> Any:
     """Create the account with the demo password; an existing one keeps the password it has."""
     user_model = get_user_model()
     user = user_model.objects.filter(username=person.username).first()
@@ -758,8 +758,8 @@ def _ensure_user(person: DemoPerson, report: DemoReport, **flags: Any) -> Any:
 def demo_people_ensure(report: DemoReport) -> None:
     """Admin, supervisor and experts with their panels (the panels must exist)."""
     panels = {panel.key: panel for panel in Panel.objects.all()}
-    _ensure_user(DEMO_ADMIN, report, is_staff=True, is_superuser=True)
-    supervisor = _ensure_user(DEMO_SUPERVISOR, report)
+    demo_user_ensure(DEMO_ADMIN, report, is_staff=True, is_superuser=True)
+    supervisor = demo_user_ensure(DEMO_SUPERVISOR, report)
     # add() skips pairs already present, so rerunning adds nothing.
     for key in DEMO_SUPERVISOR.panels:
         panels[key].supervisors.add(supervisor)
@@ -767,7 +767,7 @@ def demo_people_ensure(report: DemoReport) -> None:
 
     memberships = []
     for person in DEMO_EXPERTS:
-        user = _ensure_user(person, report)
+        user = demo_user_ensure(person, report)
         expert, created = Expert.objects.get_or_create(user=user, defaults=person.profile)
         report.add("Expert", int(created))
         memberships += [Membership(expert=expert, panel=panels[key]) for key in person.panels]

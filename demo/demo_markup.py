@@ -12,12 +12,15 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from demo.demo_data import DEMO_EXPERTS, DemoReport
-from markup.models import Markup, MarkupSource, MarkupText
+from demo.demo_data import DEMO_EXPERTS, DemoPerson, DemoReport, demo_user_ensure
+from markup import contest
+from markup.models import Markup, MarkupSample, MarkupSampleText, MarkupSource, MarkupText
 from markup.services import markup_store
 from markup.work import markup_assign
 from panels.models import Expert, Panel
+from participants.models import Participant
 from protocol.markup_format import MarkupDocument, default_meta
+from protocol.markup_json import to_json
 from protocol.spans import Fragment
 
 DEMO_MARKUP_SYSTEM = "Pollux baseline"
@@ -228,3 +231,39 @@ def demo_markup_work_ensure(report: DemoReport) -> int:
         ids.append(stored.pk)
     panel = Panel.objects.get(key=DEMO_WORK_PANEL)
     return markup_assign(panel, text_ids=ids).created
+
+
+DEMO_PARTICIPANT = DemoPerson("participant", "Команда", "Орфограф")
+DEMO_SAMPLE = "Демо: сочинения (pull)"
+DEMO_SYSTEM = "Orfograf 0.1"
+
+
+@transaction.atomic
+def demo_contest_ensure(report: DemoReport) -> str:
+    """The markup contest of the demo: a participant account, a sample of the three marked
+    texts, and his system's run over it (the demo algorithm's markups sent through the session
+    rules), so the leaderboard and "My markup runs" have something to show."""
+    user = demo_user_ensure(DEMO_PARTICIPANT, report)
+    participant, created = Participant.objects.get_or_create(
+        user=user, defaults={"organisation": "Орфограф", "approved": True}
+    )
+    if created:
+        report.add("Participant", 1)
+    sample, created = MarkupSample.objects.get_or_create(
+        name=DEMO_SAMPLE, defaults={"deadline_s": 24 * 3600}
+    )
+    if created:
+        for position, item in enumerate(DEMO_TEXTS):
+            text = MarkupText.objects.get(external_id=text_external_id(item))
+            MarkupSampleText.objects.create(sample=sample, text=text, position=position)
+    if sample.runs.filter(participant=participant).exists():
+        return "already present"
+    run = contest.run_open(participant, sample, DEMO_SYSTEM)
+    by_text = {text_external_id(item): item for item in DEMO_TEXTS}
+    while (released := contest.run_next(run).item) is not None:
+        demo = by_text[released.text.external_id]
+        document = demo_document(demo, demo.algorithm, DEMO_SYSTEM)
+        selections = to_json(document)["selections"]
+        contest.run_submit(run, released.text_id, {"selections": selections})
+    contest.run_close(run)
+    return "a run of 3 texts"

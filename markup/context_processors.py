@@ -18,6 +18,14 @@ def markup_nav(request: HttpRequest) -> dict[str, Any]:
             return allowed(user, "markup.view_markups")
 
         @property
+        def runs(self) -> bool:
+            return allowed(user, "markup.participate")
+
+        @property
+        def leaderboard(self) -> bool:
+            return allowed(user, "markup.view_leaderboard")
+
+        @property
         def work(self) -> bool:
             # Only for experts who were given markup work: one indexed EXISTS when asked.
             expert = getattr(user, "expert", None) if user.is_authenticated else None

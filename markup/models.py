@@ -113,3 +113,109 @@ class Markup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.text.external_id}: {self.author} ({self.source})"
+
+
+class SampleMode(models.TextChoices):
+    PULL = "pull", _("pull: the system asks for the next text")
+    PACED = "paced", _("paced: one text per interval on a schedule")
+
+
+class MarkupSample(models.Model):
+    """A set of texts participants' systems mark up (a contest stage) and its rules
+    (ПРО//ЧТЕНИЕ Technical regulations, sections 6–7 and Appendix 2; markup.contest)."""
+
+    name = models.CharField(max_length=200, unique=True)
+    mode = models.CharField(max_length=8, choices=SampleMode.choices, default=SampleMode.PULL)
+    # Paced: a text every `interval_s` from `starts_at` (the run's opening when empty).
+    interval_s = models.PositiveIntegerField(default=60)
+    starts_at = models.DateTimeField(null=True, blank=True)
+    # A markup later than this after the text was released annuls the text for the run.
+    deadline_s = models.PositiveIntegerField(default=60)
+    max_submissions = models.PositiveSmallIntegerField(default=10)
+    # A run whose annulled share of the sample exceeds this is void (regulations 7.7: 5 %).
+    annul_limit = models.FloatField(default=0.05)
+    # H of СТАР: the weight of the mean over the experts against the best of them.
+    hardness = models.FloatField(default=0.5)
+    is_open = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("markup sample")
+        verbose_name_plural = _("markup samples")
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class MarkupSampleText(models.Model):
+    """A text of a sample at its position (the order texts are released in)."""
+
+    sample = models.ForeignKey(MarkupSample, on_delete=models.CASCADE, related_name="entries")
+    text = models.ForeignKey(MarkupText, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["sample", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "text"], name="sample_text_unique"),
+            models.UniqueConstraint(fields=["sample", "position"], name="sample_position_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.sample} #{self.position}"
+
+
+class MarkupRun(models.Model):
+    """One participant system's session over a sample."""
+
+    sample = models.ForeignKey(MarkupSample, on_delete=models.PROTECT, related_name="runs")
+    participant = models.ForeignKey(
+        "participants.Participant", on_delete=models.CASCADE, related_name="markup_runs"
+    )
+    system = models.CharField(max_length=120)
+    opened_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("markup run")
+        verbose_name_plural = _("markup runs")
+        ordering = ["-opened_at"]
+        constraints = [
+            # One open session per participant and sample: a second would double his chances.
+            models.UniqueConstraint(
+                fields=["sample", "participant"],
+                condition=models.Q(closed_at__isnull=True),
+                name="markup_run_one_open",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system} on {self.sample}"
+
+
+class MarkupRunItem(models.Model):
+    """A text released to a run: when, until when, what came back."""
+
+    run = models.ForeignKey(MarkupRun, on_delete=models.CASCADE, related_name="items")
+    text = models.ForeignKey(MarkupText, on_delete=models.PROTECT, related_name="+")
+    position = models.PositiveIntegerField()
+    released_at = models.DateTimeField()
+    deadline_at = models.DateTimeField()
+    answered_at = models.DateTimeField(null=True, blank=True)
+    response_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    submissions = models.PositiveSmallIntegerField(default=0)
+    annulled = models.BooleanField(default=False)
+    # The last accepted markup (an algorithmic Markup of the text, replaced by each new one).
+    markup = models.OneToOneField(
+        Markup, on_delete=models.SET_NULL, null=True, blank=True, related_name="run_item"
+    )
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "text"], name="run_item_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run} #{self.position}"

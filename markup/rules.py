@@ -11,6 +11,7 @@ from typing import Any
 import rules
 
 from panels.rules import is_admin, is_expert, is_supervisor
+from participants.rules import is_participant
 
 rules.add_perm("markup.view_markups", is_admin | (is_supervisor & ~is_expert))
 
@@ -29,3 +30,16 @@ def marks_own_text(user: Any, markup: Any) -> bool:
 # An expert's own markup work: his assigned texts only, blind to who else marks them.
 rules.add_perm("markup.do_markup", is_expert)
 rules.add_perm("markup.mark_text", marks_own_text)
+
+
+@rules.predicate
+def owns_run(user: Any, run: Any) -> bool:
+    """The run is this participant's own."""
+    return bool(run is not None and user.is_authenticated and run.participant.user_id == user.pk)
+
+
+# Participants' systems (markup.contest): their own runs only; the leaderboard shows scores and
+# system names, never a markup, to staff and participants (experts stay off it, as above).
+rules.add_perm("markup.participate", is_participant)
+rules.add_perm("markup.use_run", is_participant & owns_run)
+rules.add_perm("markup.view_leaderboard", is_admin | (is_supervisor & ~is_expert) | is_participant)

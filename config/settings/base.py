@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "django.forms",
     "rules.apps.AutodiscoverRulesConfig",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
     "django_htmx",
     "template_partials",
@@ -34,6 +35,7 @@ INSTALLED_APPS = [
     "taxonomy",
     "jobs",
     "panels",
+    "participants",
     "material",
     "guidelines",
     "work",
@@ -154,6 +156,8 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
+        # Participants' systems call the markup session API with a token (markup.api).
+        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -11,8 +11,15 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from demo.demo_data import DEMO_EXPERTS, DEMO_SUPERVISOR
-from demo.demo_markup import DEMO_MARKUP_SYSTEM, DEMO_TEXTS, DEMO_WORK_TEXTS
-from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
+from demo.demo_markup import (
+    DEMO_MARKUP_SYSTEM,
+    DEMO_PARTICIPANT,
+    DEMO_SYSTEM,
+    DEMO_TEXTS,
+    DEMO_WORK_TEXTS,
+)
+from markup.contest import run_report
+from markup.models import Markup, MarkupRun, MarkupSource, MarkupStatus, MarkupText
 
 
 @pytest.mark.django_db
@@ -24,7 +31,8 @@ def test_the_demo_seeds_three_texts_with_three_markups_each(settings: Any, clien
     assert texts.count() == len(DEMO_TEXTS) == 3
     for text in texts:
         sources = sorted(text.markups.values_list("source", flat=True))
-        assert sources == [MarkupSource.ALGORITHM, MarkupSource.EXPERT, MarkupSource.EXPERT]
+        # The shipped algorithm's markup, the demo contest run's copy of it, two experts'.
+        assert sources == [MarkupSource.ALGORITHM] * 2 + [MarkupSource.EXPERT] * 2
         assert text.markups.filter(expert__isnull=False).count() == 2
         assert 400 <= len(text.text) <= 700
     assert Markup.objects.filter(author=DEMO_MARKUP_SYSTEM).count() == 3
@@ -41,9 +49,20 @@ def test_the_demo_seeds_three_texts_with_three_markups_each(settings: Any, clien
     # Idempotent: a second run adds nothing.
     out = StringIO()
     call_command("seed_demo", "--no-judge", stdout=out)
-    assert Markup.objects.count() == 9 + 4
+    assert Markup.objects.count() == 9 + 4 + 3  # shipped, assigned drafts, the demo run's
     assert "span markups: created 0" in out.getvalue()
     assert "span markup work: 0 texts assigned" in out.getvalue()
+    assert "markup contest: already present" in out.getvalue()
+
+    # The contest: the participant's closed run over the three texts, scored by СТАР.
+    run = MarkupRun.objects.get(system=DEMO_SYSTEM)
+    report = run_report(run)
+    assert report.answered == 3 and report.annulled == 0 and not report.void
+    assert report.star is not None and 0 < report.star <= 100
+    participant = get_user_model().objects.get(username=DEMO_PARTICIPANT.username)
+    client.force_login(participant)
+    board = client.get(reverse("markup_leaderboard"))
+    assert board.status_code == 200 and DEMO_SYSTEM in board.content.decode()
 
     client.force_login(get_user_model().objects.get(username=DEMO_SUPERVISOR.username))
     page = client.get(reverse("markup_texts")).content.decode()

@@ -84,6 +84,9 @@ class Side:
     guideline: Any = None
     # The expert's span markup work: a draft markup of the world's markup text (markup.work).
     markup_work: Any = None
+    # A participant's markup run over the world's sample, its text released (markup.contest);
+    # A's run is participant_a's, B's participant_b's.
+    markup_run: Any = None
 
 
 @dataclass
@@ -101,6 +104,8 @@ class World:
     pair_job: Job | None = None
     # A span-marked text with two markups (the markup app; no panel's).
     markup_text: Any = None
+    # Participants (markup.contest) by the side whose run is theirs.
+    participants: dict[str, User] = field(default_factory=dict)
 
     def side(self, owner: str) -> Side:
         return self.a if owner == "A" else self.b
@@ -288,7 +293,24 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         world.markup_text = _markup_text()
         for side in (world.a, world.b):
             side.markup_work = _markup_work(world.markup_text, side)
+        _markup_runs(world)
     return world
+
+
+def _markup_runs(world: World) -> None:
+    """Two approved participants, each with a run over a one-text sample, the text released."""
+    from markup import contest
+    from markup.models import MarkupSample, MarkupSampleText
+    from participants.models import Participant
+
+    sample = MarkupSample.objects.create(name="security sample", deadline_s=3600)
+    MarkupSampleText.objects.create(sample=sample, text=world.markup_text, position=0)
+    for key, side in (("A", world.a), ("B", world.b)):
+        user = make_user(f"participant_{key.lower()}")
+        participant = Participant.objects.create(user=user, organisation=key, approved=True)
+        side.markup_run = contest.run_open(participant, sample, f"System {key}")
+        contest.run_next(side.markup_run)
+        world.participants[key] = user
 
 
 def _markup_work(text: Any, side: Side) -> Any:

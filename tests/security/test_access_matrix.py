@@ -151,6 +151,8 @@ JUDGE_RUN: Kwargs = lambda w, s: {"pk": s.judge_run.pk}  # noqa: E731
 IMPORT_JOB: Kwargs = lambda w, s: {"pk": w.import_job.pk}  # type: ignore[union-attr]  # noqa: E731
 MARKUP_TEXT: Kwargs = lambda w, s: {"pk": w.markup_text.pk}  # noqa: E731
 MARKUP_WORK: Kwargs = lambda w, s: {"pk": s.markup_work.pk}  # noqa: E731
+MARKUP_RUN: Kwargs = lambda w, s: {"pk": s.markup_run.pk}  # noqa: E731
+NO_PARTICIPANT = e(403, 403, 403, 403, 403, 403, 403, 403, 403, 403)
 EXPORT_JOB: Kwargs = lambda w, s: {"pk": w.export_job.pk}  # type: ignore[union-attr]  # noqa: E731
 PAIR_JOB: Kwargs = lambda w, s: {"pk": w.pair_job.pk}  # type: ignore[union-attr]  # noqa: E731
 
@@ -1189,6 +1191,37 @@ ACCESS: dict[str, Row] = {
             (REDIRECT, 403),
         ),
     ),
+    # --- the algorithmic markup contest: the leaderboard (staff who are not experts,
+    # participants); a participant's runs and the session API (participants only: none of these
+    # personas is one; test_a_participant_reaches_only_his_runs_and_public_pages covers them).
+    "markup_leaderboard": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "markup_my_runs": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 403, 403, 403, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "api_markup_samples": Row(None, GET=NO_PARTICIPANT, POST=NO_PARTICIPANT),
+    "api_markup_runs": Row(
+        None,
+        data=lambda w, s: {"sample": s.markup_run.sample_id, "system": "Another"},
+        json=True,
+        GET=NO_PARTICIPANT,
+        POST=NO_PARTICIPANT,
+    ),
+    "api_markup_run": Row(MARKUP_RUN, GET=NO_PARTICIPANT, POST=NO_PARTICIPANT),
+    "api_markup_run_next": Row(MARKUP_RUN, GET=NO_PARTICIPANT, POST=NO_PARTICIPANT),
+    "api_markup_run_markup": Row(
+        MARKUP_RUN,
+        data=lambda w, s: {"text_id": w.markup_text.pk, "selections": []},
+        json=True,
+        GET=NO_PARTICIPANT,
+        POST=NO_PARTICIPANT,
+    ),
+    "api_markup_run_close": Row(MARKUP_RUN, GET=NO_PARTICIPANT, POST=NO_PARTICIPANT),
     # --- guidelines: a panel's members (exam candidates included), its supervisors and admins
     # read them; another panel's do not exist (404). An expert of A who supervises B reads both.
     "guidelines_panel": Row(
@@ -1442,6 +1475,62 @@ def test_every_route_answers_each_persona_as_declared(world: World) -> None:
                         )
         problems += [f"crash: {c}" for c in CRASHES[:2]]
     assert not problems, "\n\n".join(problems)
+
+
+# A participant (participant_a: A's run is his, B's another participant's) on the routes a
+# participant has any business with; on every other route he must be refused (403, 404 or 405).
+PARTICIPANT: dict[str, dict[str, Cell]] = {
+    "home": {"GET": REDIRECT, "POST": REDIRECT},
+    "healthz": {"GET": 200, "POST": 405},
+    "login": {"GET": 200, "POST": 200},
+    "favicon": {"GET": 200, "POST": 405},
+    "logout": {"GET": 405, "POST": LOGIN},
+    "set_language": {"GET": REDIRECT, "POST": REDIRECT},
+    "api-schema": {"GET": 200, "POST": 405},
+    "api-docs": {"GET": 200, "POST": 405},
+    "markup_leaderboard": {"GET": 200, "POST": 405},
+    "markup_my_runs": {"GET": 200, "POST": 405},
+    "api_markup_samples": {"GET": 200, "POST": 405},
+    # His run on the sample is open: a second one is refused (409), on either side's sample.
+    "api_markup_runs": {"GET": 200, "POST": 409},
+    "api_markup_run": {"GET": (200, 404), "POST": 405},
+    "api_markup_run_next": {"GET": 405, "POST": (200, 404)},
+    "api_markup_run_markup": {"GET": 405, "POST": (200, 404)},
+    "api_markup_run_close": {"GET": 405, "POST": (200, 404)},
+}
+REFUSED = {403, 404, 405}
+
+
+def test_a_participant_reaches_only_his_runs_and_public_pages(world: World) -> None:
+    problems = []
+    leaks = []
+    for route in ROUTES:
+        CRASHES.clear()
+        # A fresh login per route: the logout route ends the session (its cookie is cleared).
+        client = Client(raise_request_exception=False)
+        client.force_login(world.participants["A"])
+        row = ACCESS[route.key]
+        urls, bodies = {}, {}
+        for owner, side in (("A", world.a), ("B", world.b)):
+            kwargs = row.kwargs(world, side) if row.kwargs else {}
+            urls[owner] = reverse(route.key, kwargs=kwargs) if kwargs else reverse(route.key)
+            bodies[owner] = row.data(world, side) if row.data else None
+        for method in row.methods:
+            seen = []
+            for owner in ("A", "B"):
+                response, content = _request(client, method, urls[owner], bodies[owner], row.json)
+                seen.append(_outcome(response))
+                text = content.decode(errors="replace")
+                leaks += [f"{method} {urls[owner]}: {s!r}" for s in SECRETS if s in text]
+            declared = PARTICIPANT.get(route.key, {}).get(method)
+            if declared is not None:
+                if tuple(seen) != _expected(declared):
+                    problems.append(f"{route.key} {method}: expected {declared}, got {seen}")
+            elif not set(seen) <= REFUSED:
+                problems.append(f"{route.key} {method}: a participant got {seen}")
+        problems += [f"crash: {c}" for c in CRASHES[:2]]
+    assert not leaks, "a participant saw: " + "\n".join(leaks)
+    assert not problems, "\n".join(problems)
 
 
 def _guess_kwargs(route: Route) -> Kwargs | None:

@@ -73,3 +73,44 @@ def test_the_api_never_fails_and_answers_as_its_schema_says(
         headers={"Authorization": f"Basic {token}"},
         excluded_checks=[ignored_auth, negative_data_rejection, positive_data_acceptance],
     )
+
+
+@pytest.fixture
+def own_run(keep_connection: None) -> Any:
+    """An approved participant's open run over a one-text sample, its text released."""
+    from markup import contest
+    from markup.models import MarkupSample, MarkupSampleText, MarkupText
+    from participants.models import Participant
+    from tests.conftest import make_user
+
+    text = MarkupText.objects.create(
+        external_id="fuzz-text", text="Читая книгу, снег падал.", subject="rus"
+    )
+    sample = MarkupSample.objects.create(name="fuzz sample", deadline_s=3600)
+    MarkupSampleText.objects.create(sample=sample, text=text, position=0)
+    user = make_user("participant_fuzz")
+    participant = Participant.objects.create(user=user, approved=True)
+    run = contest.run_open(participant, sample, "Fuzz")
+    contest.run_next(run)
+    return run
+
+
+@schema.include(path_regex="^/api/markup/").parametrize()
+@settings(
+    max_examples=150 if FULL else 25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=list(HealthCheck),
+)
+def test_the_markup_session_api_never_fails_for_a_participant(
+    case: schemathesis.Case, own_run: Any
+) -> None:
+    """The participant persona: his own run's id in every path; the same checks as above."""
+    for name in ("id", "pk"):
+        if name in (case.path_parameters or {}):
+            case.path_parameters[name] = own_run.pk
+    token = base64.b64encode(f"participant_fuzz:{PASSWORD}".encode()).decode()
+    case.call_and_validate(
+        headers={"Authorization": f"Basic {token}"},
+        excluded_checks=[ignored_auth, negative_data_rejection, positive_data_acceptance],
+    )

@@ -26,7 +26,12 @@ from demo.demo_data import (
     DemoReport,
     demo_seed,
 )
-from demo.demo_markup import demo_markup_ensure, demo_markup_work_ensure
+from demo.demo_markup import (
+    DEMO_PARTICIPANT,
+    demo_contest_ensure,
+    demo_markup_ensure,
+    demo_markup_work_ensure,
+)
 from demo.demo_pairs import demo_pairs_build, demo_pairs_ensure
 from panels.defaults import ensure_default_panels
 from panels.models import Panel
@@ -115,6 +120,7 @@ class Command(BaseCommand):
         self.stdout.write(f"span markups: created {markups.created.get('Markup', 0)}")
         assigned = demo_markup_work_ensure(markups)
         self.stdout.write(f"span markup work: {assigned} texts assigned to experts")
+        self.stdout.write(f"markup contest: {demo_contest_ensure(markups)}")
         judge_line = None if options["no_judge"] else _maybe_run_demo_judge(self.stdout.write)
         if judge_line:
             self.stdout.write(judge_line)
@@ -126,6 +132,7 @@ class Command(BaseCommand):
             ("admin", DEMO_ADMIN, "everything (Django admin at /admin/)"),
             ("supervisor", DEMO_SUPERVISOR, _panel_names(DEMO_SUPERVISOR, panels)),
             *[("expert", person, _panel_names(person, panels)) for person in DEMO_EXPERTS],
+            ("participant", DEMO_PARTICIPANT, "a markup system's runs and the leaderboard"),
         ]
         width = max(len(person.username) for _role, person, _panels in rows)
         self.stdout.write("")
