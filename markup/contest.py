@@ -45,12 +45,15 @@ from markup.services import markup_document
 from participants.models import Participant
 from protocol.markup_classifier import load_classifier
 from protocol.markup_format import MarkupFormatError, default_meta
-from protocol.markup_json import read_json, to_json
+from protocol.markup_json import read_json, to_json, unstorable
 from protocol.markup_validation import validate
 from protocol.spans import Fragment, text_accuracy
 
-MAX_SYSTEM_CHARS = 120
+# The system's name, with " · run <id>", is the author label of its markups (120 characters).
+MAX_SYSTEM_CHARS = 100
 MAX_FRAGMENTS = 2000
+# Paced: a session must open no later than this after the schedule's start (Appendix 2).
+PACED_OPENING = timedelta(minutes=2)
 
 
 class RunRefused(Exception):
@@ -64,27 +67,37 @@ class RunRefused(Exception):
         self.extra = extra
 
 
-def run_open(participant: Participant, sample: MarkupSample, system: Any) -> MarkupRun:
+def run_open(
+    participant: Participant, sample: MarkupSample, system: Any, now: datetime | None = None
+) -> MarkupRun:
+    """Open the participant's one run over the sample."""
+    now = now or timezone.now()
     if not isinstance(system, str) or not system.strip():
         raise RunRefused(400, "system", "the system's name is required")
-    if len(system) > MAX_SYSTEM_CHARS:
-        raise RunRefused(400, "system", f"longer than {MAX_SYSTEM_CHARS} characters")
+    if len(system) > MAX_SYSTEM_CHARS or unstorable(system):
+        raise RunRefused(400, "system", f"at most {MAX_SYSTEM_CHARS} characters of text")
     if not sample.is_open:
         raise RunRefused(409, "sample", "this sample accepts no new runs")
+    if (
+        sample.mode == SampleMode.PACED
+        and sample.starts_at is not None
+        and now > sample.starts_at + PACED_OPENING
+    ):
+        raise RunRefused(
+            409, "sample", "a paced session opens no later than 2 minutes after the start"
+        )
     try:
         with transaction.atomic():
             return MarkupRun.objects.create(
                 sample=sample, participant=participant, system=system.strip()
             )
     except IntegrityError as error:
-        open_run = MarkupRun.objects.filter(
-            sample=sample, participant=participant, closed_at__isnull=True
-        ).first()
+        earlier = MarkupRun.objects.filter(sample=sample, participant=participant).first()
         raise RunRefused(
             409,
             "sample",
-            "a run of yours on this sample is open: close it first",
-            run=open_run.pk if open_run else None,
+            "you have a run on this sample (one run per participant and sample)",
+            run=earlier.pk if earlier else None,
         ) from error
 
 
@@ -208,13 +221,21 @@ def run_submit(run: MarkupRun, text_id: Any, payload: Any, now: datetime | None 
             raise RunRefused(
                 429, "text_id", f"at most {locked.sample.max_submissions} markups per text"
             )
-        # Counted before anything else is checked, in its own committed step (below).
-        MarkupRunItem.objects.filter(pk=item.pk).update(submissions=item.submissions + 1)
+        # Counted before anything else is checked, and committed with this block: a refused
+        # markup counts towards the cap too.
+        number = item.submissions + 1
+        MarkupRunItem.objects.filter(pk=item.pk).update(submissions=number)
         late = item.annulled or now > item.deadline_at
-        if late and not item.annulled:
+        # Late: the text is annulled unless a markup came in time (then that one stands).
+        annul = late and not item.annulled and item.answered_at is None
+        if annul:
             MarkupRunItem.objects.filter(pk=item.pk).update(annulled=True)
     if late:
-        raise RunRefused(409, "text_id", "after the deadline: the text is annulled", annulled=True)
+        if item.annulled or annul:
+            raise RunRefused(
+                409, "text_id", "after the deadline: the text is annulled", annulled=True
+            )
+        raise RunRefused(409, "text_id", "after the deadline: the markup sent in time stands")
     text = item.text
     document = _document_of(text, payload)
     issues = validate(document, load_classifier(text.classifier_name, text.classifier_version))
@@ -229,6 +250,10 @@ def run_submit(run: MarkupRun, text_id: Any, payload: Any, now: datetime | None 
         )
     with transaction.atomic():
         item = MarkupRunItem.objects.select_for_update().get(pk=item.pk)
+        if number < item.accepted_submission:
+            # A later submission was stored while this one was being validated: it counts.
+            assert item.markup is not None  # a stored submission has its markup
+            return Accepted(item, item.markup)
         selections = to_json(document)["selections"]
         markup = item.markup
         if markup is None:
@@ -243,9 +268,10 @@ def run_submit(run: MarkupRun, text_id: Any, payload: Any, now: datetime | None 
             markup.selections = selections
             markup.save(update_fields=["selections", "updated_at"])
         item.markup = markup
+        item.accepted_submission = number
         item.answered_at = now
         item.response_ms = max(0, int((now - item.released_at).total_seconds() * 1000))
-        item.save(update_fields=["markup", "answered_at", "response_ms"])
+        item.save(update_fields=["markup", "accepted_submission", "answered_at", "response_ms"])
     return Accepted(item, markup)
 
 
@@ -283,6 +309,10 @@ class RunReport:
     scored: int
     items: list[ItemReport] = field(default_factory=list)
 
+    @property
+    def closed(self) -> bool:
+        return self.run.closed_at is not None
+
 
 def _expert_fragments(text_ids: list[int]) -> dict[int, list[list[Fragment]]]:
     out: dict[int, list[list[Fragment]]] = {}
@@ -304,7 +334,8 @@ def run_report(run: MarkupRun, now: datetime | None = None) -> RunReport:
             _release_due(run, now)
     total = sample.entries.count()
     items = list(run.items.select_related("text", "markup").order_by("position"))
-    experts = _expert_fragments([i.text_id for i in items if i.markup_id])
+    answered = [i.text_id for i in items if i.markup_id]
+    experts = _expert_fragments(answered) if run.closed_at is not None else {}
     reports = []
     terms = []
     annulled = 0
@@ -313,7 +344,14 @@ def run_report(run: MarkupRun, now: datetime | None = None) -> RunReport:
         lost = item.annulled or expired
         annulled += lost
         term = None
-        if not lost and item.markup is not None and item.text_id in experts:
+        # Scores appear once the run is closed: an open run's scores would tell the system how
+        # close it is to the hidden references while it can still resubmit.
+        if (
+            run.closed_at is not None
+            and not lost
+            and item.markup is not None
+            and (item.text_id in experts)
+        ):
             accuracy = text_accuracy(
                 list(markup_document(item.markup).fragments),
                 experts[item.text_id],
@@ -360,13 +398,15 @@ class BoardRow:
 
 
 def leaderboard(sample: MarkupSample, now: datetime | None = None) -> list[BoardRow]:
-    """The sample's runs by СТАР, best first (runs not yet scored after them); void runs last,
-    unranked (regulations 7.11: annulled solutions take no part in the final leaderboard)."""
+    """The sample's closed runs by СТАР, best first (runs not yet scored after them); void runs
+    and open ones follow, unranked (regulations 7.11: annulled solutions take no part in the
+    final leaderboard; an open run's score is partial and hidden)."""
     reports = [run_report(run, now) for run in sample.runs.select_related("sample")]
-    valid = sorted(
-        (r for r in reports if not r.void),
+    ranked = sorted(
+        (r for r in reports if r.closed and not r.void),
         key=lambda r: (r.star is None, -(r.star or 0.0), r.run.pk),
     )
-    rows = [BoardRow(rank, r) for rank, r in enumerate(valid, start=1)]
-    rows += [BoardRow(None, r) for r in reports if r.void]
+    rows = [BoardRow(rank, r) for rank, r in enumerate(ranked, start=1)]
+    rows += [BoardRow(None, r) for r in reports if r.closed and r.void]
+    rows += [BoardRow(None, r) for r in reports if not r.closed]
     return rows

@@ -182,12 +182,9 @@ class MarkupRun(models.Model):
         verbose_name_plural = _("markup runs")
         ordering = ["-opened_at"]
         constraints = [
-            # One open session per participant and sample: a second would double his chances.
-            models.UniqueConstraint(
-                fields=["sample", "participant"],
-                condition=models.Q(closed_at__isnull=True),
-                name="markup_run_one_open",
-            )
+            # One run per participant and sample: a second would let a system learn the hidden
+            # references from its first run's scores (an admin deletes a run to allow a rerun).
+            models.UniqueConstraint(fields=["sample", "participant"], name="markup_run_one")
         ]
 
     def __str__(self) -> str:
@@ -205,6 +202,9 @@ class MarkupRunItem(models.Model):
     answered_at = models.DateTimeField(null=True, blank=True)
     response_ms = models.PositiveBigIntegerField(null=True, blank=True)
     submissions = models.PositiveSmallIntegerField(default=0)
+    # The number (1, 2, …) of the submission whose markup is stored: a slower earlier one that
+    # finishes validating after a later one never replaces it ("the last counts" by arrival).
+    accepted_submission = models.PositiveSmallIntegerField(default=0)
     annulled = models.BooleanField(default=False)
     # The last accepted markup (an algorithmic Markup of the text, replaced by each new one).
     markup = models.OneToOneField(

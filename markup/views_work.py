@@ -103,6 +103,9 @@ def markup_page(request: HttpRequest, pk: int) -> HttpResponse:
             "submit_url": reverse("markup_work_submit", args=[markup.pk]),
             "queue_url": reverse("markup_work"),
             "time_ms": markup.time_spent_ms,
+            # The server draft's version: a copy kept in the browser is restored only on top of
+            # the version it was made from (another machine's newer draft wins).
+            "version": markup.updated_at.isoformat(),
         },
     }
     earlier = work.earlier_markups(markup)
@@ -120,8 +123,10 @@ def _payload(request: HttpRequest) -> dict[str, Any]:
         raise work.MarkupRefused("(body)", f"larger than {MAX_BODY_BYTES} bytes")
     try:
         data = json.loads(request.body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise work.MarkupRefused("(body)", "not JSON") from error
+    except (ValueError, RecursionError) as error:
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors; so is an integer of more
+        # digits than Python converts, and nesting deeper than the parser recurses.
+        raise work.MarkupRefused("(body)", "not JSON the page could have sent") from error
     if not isinstance(data, dict):
         raise work.MarkupRefused("(body)", "a JSON object expected")
     return data
@@ -156,7 +161,14 @@ def markup_draft(request: HttpRequest, pk: int) -> JsonResponse:
         )
     except work.MarkupRefused as error:
         return _refusal(error)
-    return JsonResponse({"saved": True, "fragments": len(saved.selections), **_check(saved)})
+    return JsonResponse(
+        {
+            "saved": True,
+            "fragments": len(saved.selections),
+            "version": saved.updated_at.isoformat(),
+            **_check(saved),
+        }
+    )
 
 
 def _check(markup: Markup) -> dict[str, Any]:

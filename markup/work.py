@@ -25,7 +25,7 @@ from markup.services import markup_document
 from panels.models import Expert, Membership, Panel
 from protocol.markup_classifier import load_classifier
 from protocol.markup_format import MarkupDocument, MarkupFormatError, default_meta
-from protocol.markup_json import read_json, to_json
+from protocol.markup_json import read_json, to_json, unstorable
 from protocol.markup_scores import (
     ENTERED_CRITERIA,
     ComputedScores,
@@ -202,6 +202,8 @@ def _scores(
             raise MarkupRefused(f"rationales.{name}", "a string expected")
         if len(value) > MAX_FIELD_CHARS:
             raise MarkupRefused(f"rationales.{name}", f"longer than {MAX_FIELD_CHARS} characters")
+        if unstorable(value):
+            raise MarkupRefused(f"rationales.{name}", "contains a NUL or a lone surrogate")
         if value.strip():
             notes[name] = value.strip()
     return scores, notes
@@ -301,8 +303,8 @@ def markup_submit(
     on refusal); once. A retry with the same key answers as the first did. Scores that differ
     from the formula's are accepted and flagged (score_check), not refused: the expert may know
     better than the formula, and the disagreement is what a supervisor looks at."""
-    if len(key) > 64:
-        raise MarkupRefused("key", "longer than 64 characters")
+    if len(key) > 64 or unstorable(key):
+        raise MarkupRefused("key", "at most 64 characters of text")
     document = _document(markup, selections)
     scores, notes = _scores(markup.text, criteria, rationales)
     spent = _time(time_ms)
@@ -316,6 +318,9 @@ def markup_submit(
             field = "criteria"
         raise MarkupRefused(field, f"{first.kind}: {first.message}", issues)
     with transaction.atomic():
+        # The text first: two experts submitting the text's last two independent markups at once
+        # must not each see only one submitted markup and both skip the third-expert check.
+        MarkupText.objects.select_for_update().filter(pk=markup.text_id).first()
         locked = _locked_draft(markup.pk)
         if locked.status == MarkupStatus.SUBMITTED:
             if key and locked.submission_key == key:

@@ -5,6 +5,7 @@ protocol.markup_format."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,12 +20,22 @@ from protocol.markup_format import (
 )
 from protocol.spans import Fragment
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable(value: str) -> bool:
+    """Whether a string holds a NUL or a lone surrogate (refused wherever text is stored)."""
+    return _UNSTORABLE.search(value) is not None
+
 
 def _string(value: Any, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
         raise MarkupFormatError(where, f"a string expected, got {type(value).__name__}")
+    if unstorable(value):
+        # A NUL or a lone surrogate is not text: no JSON store (PostgreSQL's jsonb) keeps it.
+        raise MarkupFormatError(where, "contains a NUL character or a lone surrogate")
     return value
 
 

@@ -10,10 +10,10 @@ from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from lib.jsonparser import JSONParser
 from material.models import Instruction
 from panels.access import allowed
 from protocol.rationale import MAX_LENGTH as RATIONALE_MAX_LENGTH

@@ -35,6 +35,24 @@
     datalist.appendChild(option);
   }
 
+  // The server counts offsets in code points (Python strings); the DOM and String.slice in UTF-16
+  // units. Fragments live here in UTF-16 and cross the boundary through these two maps, so an
+  // emoji before a span does not shift it.
+  const cpToU16 = [0];
+  const u16ToCp = new Array(text.length + 1).fill(0);
+  {
+    let unit = 0, point = 0;
+    for (const ch of text) {
+      for (let k = 0; k < ch.length; k++) u16ToCp[unit + k] = point;
+      unit += ch.length;
+      point += 1;
+      cpToU16.push(unit);
+      u16ToCp[unit] = point;
+    }
+  }
+  const toU16 = (offset) => (offset === null ? null : cpToU16[offset] ?? text.length);
+  const toCp = (offset) => (offset === null ? null : u16ToCp[offset]);
+
   // Words: letters and digits, with inner hyphens or apostrophes (the snapping unit).
   const words = [];
   for (const m of text.matchAll(/[\p{L}\p{N}]+(?:[-'’][\p{L}\p{N}]+)*/gu)) {
@@ -51,8 +69,11 @@
   let saveTimer = null;
   let submitKey = null;
 
+  let version = page.version;
   const local = readLocal();
-  if (page.editable && local && local.selections) {
+  if (page.editable && local && local.selections && local.version !== page.version) {
+    window.localStorage.removeItem(storageKey); // made on an older draft: the server's is newer
+  } else if (page.editable && local && local.selections) {
     fragments = local.selections.map(normalise);
     for (const [name, value] of Object.entries(local.criteria || {})) {
       const select = document.querySelector('.criterion-score[data-name="' + name + '"]');
@@ -65,10 +86,11 @@
     dirty = true;
   }
 
+  // A fragment as the server sends it (code points) → as the page keeps it (UTF-16).
   function normalise(s) {
     return {
-      startSelection: s.startSelection ?? null,
-      endSelection: s.endSelection ?? null,
+      startSelection: toU16(s.startSelection ?? null),
+      endSelection: toU16(s.endSelection ?? null),
       type: s.type || "",
       subtype: s.subtype || "",
       comment: s.comment || "",
@@ -77,6 +99,11 @@
       tag: s.tag || "",
       group: s.group || "error",
     };
+  }
+
+  // The page's fragments as the server takes them (code points).
+  function wire() {
+    return fragments.map((f) => ({ ...f, startSelection: toCp(f.startSelection), endSelection: toCp(f.endSelection) }));
   }
 
   function readLocal() {
@@ -170,7 +197,7 @@
       where.className = "muted";
       where.textContent = f.startSelection === null
         ? "(" + msg.whole + ")"
-        : "«" + text.slice(f.startSelection, f.endSelection) + "» " + f.startSelection + "–" + f.endSelection;
+        : "«" + text.slice(f.startSelection, f.endSelection) + "» " + toCp(f.startSelection) + "–" + toCp(f.endSelection);
       li.appendChild(where);
       if (f.explanation) {
         const ex = document.createElement("div");
@@ -226,7 +253,7 @@
     } else if (span.start === null) {
       quote.textContent = "(" + msg.whole + ")";
     } else {
-      quote.textContent = "«" + text.slice(span.start, span.end) + "» " + span.start + "–" + span.end;
+      quote.textContent = "«" + text.slice(span.start, span.end) + "» " + toCp(span.start) + "–" + toCp(span.end);
     }
     render();
   }
@@ -406,6 +433,9 @@
     undoStack.push(JSON.stringify(fragments));
     if (undoStack.length > 200) undoStack.shift();
     mutate();
+    // An edit in progress points at a fragment by its index: after any change the index may
+    // name another fragment, so the form starts afresh.
+    resetForm();
     showErrors([]);
     render();
     scheduleSave();
@@ -414,6 +444,7 @@
   function undo() {
     if (!undoStack.length) return;
     fragments = JSON.parse(undoStack.pop());
+    resetForm();
     render();
     scheduleSave();
   }
@@ -435,7 +466,7 @@
   function scheduleSave() {
     dirty = true;
     submitKey = null; // a changed markup is a new submission
-    window.localStorage.setItem(storageKey, JSON.stringify({ selections: fragments, ...criteria() }));
+    keepLocal();
     clearTimeout(saveTimer);
     saveTimer = setTimeout(saveDraft, 800);
   }
@@ -466,6 +497,10 @@
     el.addEventListener(el.tagName === "SELECT" ? "change" : "input", scheduleSave);
   }
 
+  function keepLocal() {
+    window.localStorage.setItem(storageKey, JSON.stringify({ selections: wire(), version: version, ...criteria() }));
+  }
+
   function post(url, body) {
     return fetch(url, {
       method: "POST",
@@ -475,16 +510,32 @@
     });
   }
 
+  let saving = false;
+
+  // One save in flight at a time (an older one can never land after a newer one); a change made
+  // meanwhile is saved right after.
   async function saveDraft() {
     if (!dirty) return;
-    const sent = JSON.stringify(fragments);
+    if (saving) {
+      clearTimeout(saveTimer);
+      saveTimer = setTimeout(saveDraft, 300);
+      return;
+    }
+    saving = true;
+    const body = { selections: wire(), time_ms: elapsed(), ...criteria() };
+    const sent = JSON.stringify(body.selections) + JSON.stringify(body.criteria) + JSON.stringify(body.rationales);
     try {
-      const response = await post(page.draft_url, { selections: fragments, time_ms: elapsed(), ...criteria() });
+      const response = await post(page.draft_url, body);
       if (response.ok) {
-        showComputed(await response.clone().json().catch(() => null));
-        if (JSON.stringify(fragments) === sent) {
+        const data = await response.json().catch(() => null);
+        showComputed(data);
+        if (data && data.version) version = data.version;
+        const now = criteria();
+        if (JSON.stringify(wire()) + JSON.stringify(now.criteria) + JSON.stringify(now.rationales) === sent) {
           dirty = false;
           window.localStorage.removeItem(storageKey);
+        } else {
+          keepLocal();
         }
         statusLine.textContent = msg.saved;
         statusLine.dataset.state = "saved";
@@ -497,6 +548,8 @@
       statusLine.textContent = msg.unsaved;
       statusLine.dataset.state = "unsaved";
       saveTimer = setTimeout(saveDraft, 5000);
+    } finally {
+      saving = false;
     }
   }
 
@@ -519,7 +572,7 @@
       submitKey = submitKey || (window.crypto.randomUUID ? window.crypto.randomUUID() : String(Date.now()));
       try {
         const response = await post(page.submit_url, {
-          selections: fragments,
+          selections: wire(),
           time_ms: elapsed(),
           key: submitKey,
           ...criteria(),
@@ -544,7 +597,7 @@
   }
 
   window.addEventListener("beforeunload", () => {
-    if (dirty) window.localStorage.setItem(storageKey, JSON.stringify({ selections: fragments, ...criteria() }));
+    if (dirty) keepLocal();
   });
 
   resetForm();

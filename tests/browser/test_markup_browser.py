@@ -130,3 +130,35 @@ def test_an_expert_marks_spans_by_mouse_and_keyboard(
         (0, 11, "Г.деепр", "", "error"),
         (first, first + len("одеваем"), "Р.знач", "надеваем", "error"),
     ]
+
+
+def test_offsets_after_an_emoji_are_code_points_as_the_server_counts(
+    live_server: Any, page: Any, catalogue: None
+) -> None:
+    # "😀" is one code point and two UTF-16 units: a span after it must not shift.
+    emoji_text = "😀 Мы одеваем шапки."
+    panel = Panel.objects.get(key="editing")
+    make_expert("emoji", panel)
+    text = MarkupText.objects.create(external_id="browser-2", text=emoji_text, subject="lit")
+    markup_assign(panel, overlap=1)
+    markup = Markup.objects.get(text=text)
+    login(page, live_server.url, "emoji", PASSWORD)
+    page.goto(f"{live_server.url}/markup/work/{markup.pk}/")
+    page.focus("#markup-text")
+    page.keyboard.press("ArrowRight")  # the first word: «Мы»
+    page.keyboard.press("ArrowRight")  # «одеваем»
+    start = emoji_text.find("одеваем")
+    assert f"«одеваем» {start}–{start + 7}" in page.locator("#fragment-quote").inner_text()
+    page.keyboard.press("Enter")
+    page.keyboard.type("Р.знач")
+    page.fill("#fragment-correction", "надеваем")
+    page.press("#fragment-correction", "Enter")
+
+    def saved() -> bool:
+        markup.refresh_from_db()
+        return len(markup.selections) == 1
+
+    wait_until(saved, 10, "the draft with the fragment")
+    fragment = markup.selections[0]
+    assert (fragment["startSelection"], fragment["endSelection"]) == (start, start + 7)
+    assert emoji_text[fragment["startSelection"] : fragment["endSelection"]] == "одеваем"

@@ -19,6 +19,7 @@ from markup import contest
 from markup.models import (
     Markup,
     MarkupRun,
+    MarkupRunItem,
     MarkupSample,
     MarkupSampleText,
     MarkupSource,
@@ -209,6 +210,8 @@ def test_star_matches_an_independent_computation() -> None:
         item = contest.run_next(run).item
         assert item is not None
         contest.run_submit(run, item.text_id, {"selections": answers[item.text_id]})
+    assert contest.run_report(run).star is None  # hidden while the run is open
+    contest.run_close(run)
     report = contest.run_report(run)
     terms = []
     for text in texts:
@@ -238,17 +241,22 @@ def test_the_leaderboard_ranks_by_star_and_puts_void_runs_last() -> None:
     good = contest.run_open(participant("good"), sample, "Good")
     poor = contest.run_open(participant("poor"), sample, "Poor")
     late = contest.run_open(participant("late"), sample, "Late")
-    for run, selections in ((good, GOOD), (poor, [at("Читая", "Г.деепр")])):
+    running = contest.run_open(participant("running"), sample, "Running")
+    for run, selections in ((good, GOOD), (poor, [at("Читая", "Г.деепр")]), (running, GOOD)):
         item = contest.run_next(run).item
         assert item is not None
         contest.run_submit(run, item.text_id, {"selections": selections})
-    contest.run_close(late)
+    for run in (good, poor, late):
+        contest.run_close(run)
     rows = contest.leaderboard(sample)
     assert [(r.rank, r.report.run.system) for r in rows] == [
         (1, "Good"),
         (2, "Poor"),
-        (None, "Late"),
+        (None, "Late"),  # void: its one text never released
+        (None, "Running"),  # open: not ranked, its score hidden
     ]
+    assert rows[0].report.star == pytest.approx(100.0)
+    assert rows[3].report.star is None
 
 
 # --- the API and the pages ----------------------------------------------------------------------
@@ -279,7 +287,7 @@ def test_a_system_runs_a_session_over_the_api_with_a_token() -> None:
         {"sample": sample.pk, "system": "Twice"},
         content_type="application/json",
     )
-    assert again.status_code == 409 and again.json()["run"] == run_id
+    assert again.status_code == 409 and again.json()["run"] == run_id  # one run per sample
     got = client.post(reverse("api_markup_run_next", args=[run_id]))
     assert got.status_code == 200
     body = got.json()
@@ -334,3 +342,66 @@ def test_a_participant_sees_only_his_own_runs() -> None:
     web.force_login(expert.user)
     assert web.get(reverse("markup_leaderboard")).status_code == 403
     assert MarkupRun.objects.count() == 1
+
+
+def test_a_late_markup_after_one_in_time_leaves_that_one_standing() -> None:
+    run = contest.run_open(participant(), sample_of(1), "S")
+    t0 = timezone.now()
+    item = contest.run_next(run, now=t0).item
+    assert item is not None
+    contest.run_submit(run, item.text_id, {"selections": GOOD}, now=t0 + timedelta(seconds=10))
+    with pytest.raises(contest.RunRefused) as late:
+        contest.run_submit(run, item.text_id, {"selections": []}, now=t0 + timedelta(seconds=90))
+    assert late.value.status == 409 and "stands" in late.value.message
+    item.refresh_from_db()
+    assert not item.annulled and item.markup is not None
+    assert item.markup.selections[0]["type"] == "Р.знач"
+
+
+def test_an_earlier_submission_validated_last_does_not_replace_a_later_one() -> None:
+    run = contest.run_open(participant(), sample_of(1), "S")
+    item = contest.run_next(run).item
+    assert item is not None
+    contest.run_submit(run, item.text_id, {"selections": GOOD})
+    # As if submission 3 had been stored while submission 2 (below) was still validating.
+    MarkupRunItem.objects.filter(pk=item.pk).update(submissions=1, accepted_submission=3)
+    contest.run_submit(run, item.text_id, {"selections": []})
+    item.refresh_from_db()
+    assert item.markup is not None and len(item.markup.selections) == 1
+
+
+def test_names_and_strings_a_store_cannot_keep_are_refused() -> None:
+    sample = sample_of(1)
+    with pytest.raises(contest.RunRefused) as long_name:
+        contest.run_open(participant("a"), sample, "x" * 101)
+    assert long_name.value.status == 400
+    run = contest.run_open(participant("b"), sample, "x" * 100)
+    item = contest.run_next(run).item
+    assert item is not None
+    accepted = contest.run_submit(run, item.text_id, {"selections": GOOD})
+    assert accepted.markup.author.startswith("x" * 100)
+    for bad in ("a\x00b", "\ud800"):
+        with pytest.raises(contest.RunRefused) as refused:
+            contest.run_submit(
+                run, item.text_id, {"selections": [at("одеваем", "Р.знач", comment=bad)]}
+            )
+        assert (refused.value.status, refused.value.field) == (400, "selections[0].comment")
+
+
+def test_a_paced_session_opens_no_later_than_two_minutes_after_the_start() -> None:
+    t0 = timezone.now()
+    sample = sample_of(2, mode=SampleMode.PACED, starts_at=t0)
+    contest.run_open(participant("early"), sample, "S", now=t0 + timedelta(seconds=119))
+    with pytest.raises(contest.RunRefused) as late:
+        contest.run_open(participant("late"), sample, "S", now=t0 + timedelta(seconds=121))
+    assert late.value.status == 409
+
+
+def test_the_api_turns_unreadable_bodies_into_400() -> None:
+    sample = sample_of(1)
+    team = participant()
+    client = api(team.user)
+    run = contest.run_open(team, sample, "S")
+    url = reverse("api_markup_run_markup", args=[run.pk])
+    for body in (b"[" * 100_000, b'{"text_id": ' + b"1" * 5000 + b"}"):
+        assert client.post(url, body, content_type="application/json").status_code == 400

@@ -410,3 +410,30 @@ def test_the_regulations_score_conditions_also_call_a_third_expert(
     assert independent_agreement(text) == pytest.approx(100.0)
     assert result.third is not None
     assert result.third.note == "К7 differs by 2 (≥ 2)"
+
+
+def test_unreadable_or_unstorable_bodies_are_400_naming_the_field(
+    panel: Panel, experts: list[Expert], text: MarkupText
+) -> None:
+    markup_assign(panel)
+    markup = text.markups.order_by("pk").first()
+    assert markup is not None and markup.expert is not None
+    client = login(markup.expert.user)
+    url = reverse("markup_work_draft", args=[markup.pk])
+    deep = client.post(url, b"[" * 100_000, content_type="application/json")
+    assert deep.status_code == 400 and deep.json()["field"] == "(body)"
+    huge = client.post(url, b'{"time_ms": ' + b"1" * 5000 + b"}", content_type="application/json")
+    assert huge.status_code == 400
+    nul = client.post(
+        url,
+        json.dumps({"selections": [], "rationales": {"К1": "a\u0000b"}}),
+        content_type="application/json",
+    )
+    assert nul.status_code == 400 and nul.json()["field"] == "rationales.К1"
+    surrogate = client.post(
+        url,
+        '{"selections": [{"startSelection": 0, "endSelection": 5, "type": "Г.деепр", '
+        '"group": "error", "comment": "\\ud800"}]}',
+        content_type="application/json",
+    )
+    assert surrogate.status_code == 400 and surrogate.json()["field"] == "selections[0].comment"

@@ -139,7 +139,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"Demo logins (password for all: {DEMO_PASSWORD})"))
         for role, person, scope in rows:
             name = f"{person.first_name} {person.last_name}"
-            self.stdout.write(f"  {role:<10}  {person.username:<{width}}  {name:<18}  {scope}")
+            self.stdout.write(f"  {role:<11}  {person.username:<{width}}  {name:<18}  {scope}")
         self.stdout.write(
             self.style.SUCCESS(f"Start as the expert '{DEMO_EXPERT}' / '{DEMO_PASSWORD}'.")
         )
