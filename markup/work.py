@@ -18,7 +18,9 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from markup.models import Markup, MarkupRole, MarkupSource, MarkupStatus, MarkupText
 from markup.services import markup_document
@@ -428,4 +430,35 @@ def earlier_markups(markup: Markup) -> list[Markup]:
         markup.text.markups.filter(
             Q(role=MarkupRole.INDEPENDENT), status=MarkupStatus.SUBMITTED
         ).order_by("submitted_at", "pk")[:2]
+    )
+
+
+@dataclass(frozen=True)
+class MarkupQueueSection:
+    title: str
+    open: int
+    done: int
+    url: str
+
+
+def queue_section(expert_id: int) -> MarkupQueueSection | None:
+    """The expert's markup work for his queue page (work.hooks.queue_sections); None without
+    any. Paused panels' texts are not counted as open: they cannot be opened."""
+    counts = dict(
+        Markup.objects.filter(expert_id=expert_id, panel__isnull=False)
+        .exclude(
+            status=MarkupStatus.DRAFT,
+            panel__memberships__expert_id=expert_id,
+            panel__memberships__is_paused=True,
+        )
+        .values_list("status")
+        .annotate(n=Count("pk"))
+    )
+    if not counts:
+        return None
+    return MarkupQueueSection(
+        title=str(_("Span markup of texts")),
+        open=counts.get(MarkupStatus.DRAFT, 0),
+        done=counts.get(MarkupStatus.SUBMITTED, 0),
+        url=reverse("markup_work"),
     )

@@ -73,3 +73,23 @@ position: KindHooks[Callable[[int], SequencePosition | None]] = KindHooks("work.
 excluded_pairs: Providers[Callable[[Sequence[int] | None], set[tuple[int, int]]]] = Providers(
     "work.hooks.excluded_pairs"
 )
+
+
+class QueueSection(Protocol):
+    """Work of a kind the core does not hold as assignments (span markup of texts), shown on
+    the expert's queue beside his assignments: a title, how much is open and done, a link."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def open(self) -> int: ...
+    @property
+    def done(self) -> int: ...
+    @property
+    def url(self) -> str: ...
+
+
+# Called with the expert's id for his queue page; a kind with nothing for him returns None.
+queue_sections: Providers[Callable[[int], QueueSection | None]] = Providers(
+    "work.hooks.queue_sections"
+)

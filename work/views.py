@@ -19,7 +19,7 @@ from panels.access import check_object, require
 from panels.models import Expert
 from protocol.rationale import RationaleRule
 from taxonomy.models import CriterionGroup
-from work import entries, flags, selectors, services, views_compare
+from work import entries, flags, hooks, selectors, services, views_compare
 from work.forms import items_from_post, parse_id, time_total
 from work.models import (
     Assignment,
@@ -145,6 +145,12 @@ def queue(request: HttpRequest) -> HttpResponse:
             "status": status,
             "statuses": AssignmentStatus.choices,
             "paused_panels": selectors.paused_panels(expert),
+            # Other kinds of work of this expert (span markup), by the kinds' own providers.
+            "sections": [
+                section
+                for provider in hooks.queue_sections
+                if (section := provider(expert.pk)) is not None
+            ],
         },
     )
 

@@ -437,3 +437,20 @@ def test_unreadable_or_unstorable_bodies_are_400_naming_the_field(
         content_type="application/json",
     )
     assert surrogate.status_code == 400 and surrogate.json()["field"] == "selections[0].comment"
+
+
+def test_the_experts_queue_lists_his_markup_texts(
+    panel: Panel, experts: list[Expert], text: MarkupText
+) -> None:
+    markup_assign(panel)
+    one, two = text.markups.order_by("pk")
+    assert one.expert is not None and two.expert is not None
+    submit(one, [])
+    page = login(one.expert.user).get(reverse("queue")).content.decode()
+    assert "queue-section" in page and reverse("markup_work") in page
+    assert 'data-count="section-open">0<' in page  # his one text is done
+    other = login(two.expert.user).get(reverse("queue")).content.decode()
+    assert 'data-count="section-open">1<' in other
+    # An expert without markup work sees no such section.
+    lonely = make_expert("lonely_expert", panel)
+    assert "queue-section" not in login(lonely.user).get(reverse("queue")).content.decode()
