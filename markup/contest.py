@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Max
 from django.utils import timezone
 
 from markup.models import (
@@ -324,6 +325,44 @@ def _expert_fragments(text_ids: list[int]) -> dict[int, list[list[Fragment]]]:
     return out
 
 
+def _closed_terms(run: MarkupRun, items: list[MarkupRunItem]) -> dict[int, float]:
+    """Each scored text's share of СТАР for a closed run: kept on the run and reused while
+    nothing it depends on changed (its markups are final once closed; the expert markups of its
+    texts and H are in the version), so a leaderboard does not rerun the matching per request."""
+    answered = {i.text_id: i for i in items if i.markup is not None}
+    experts = Markup.objects.filter(
+        text_id__in=list(answered), source=MarkupSource.EXPERT, status=MarkupStatus.SUBMITTED
+    ).aggregate(n=Count("pk"), last=Max("updated_at"))
+    assert run.closed_at is not None
+    version = "|".join(
+        str(part)
+        for part in (
+            run.closed_at.isoformat(),
+            run.sample.hardness,
+            sorted(answered),
+            experts["n"],
+            experts["last"].isoformat() if experts["last"] else "",
+        )
+    )
+    kept = run.scores or {}
+    if kept.get("version") == version:
+        return {int(k): float(v) for k, v in kept["terms"].items()}
+    fragments = _expert_fragments(list(answered))
+    terms = {}
+    for text_id, item in answered.items():
+        if text_id not in fragments:
+            continue
+        assert item.markup is not None
+        accuracy = text_accuracy(
+            list(markup_document(item.markup).fragments), fragments[text_id], item.text.text
+        )
+        terms[text_id] = accuracy.star_term(run.sample.hardness)
+    MarkupRun.objects.filter(pk=run.pk).update(
+        scores={"version": version, "terms": {str(k): v for k, v in terms.items()}}
+    )
+    return terms
+
+
 def run_report(run: MarkupRun, now: datetime | None = None) -> RunReport:
     """What the participant and the staff see of a run: counts, annulments, void, СТАР."""
     now = now or timezone.now()
@@ -334,30 +373,16 @@ def run_report(run: MarkupRun, now: datetime | None = None) -> RunReport:
             _release_due(run, now)
     total = sample.entries.count()
     items = list(run.items.select_related("text", "markup").order_by("position"))
-    answered = [i.text_id for i in items if i.markup_id]
-    experts = _expert_fragments(answered) if run.closed_at is not None else {}
+    lost = {i.pk for i in items if i.annulled or (i.answered_at is None and now > i.deadline_at)}
+    # Scores appear once the run is closed: an open run's scores would tell the system how close
+    # it is to the hidden references while it can still resubmit.
+    by_text = _closed_terms(run, [i for i in items if i.pk not in lost]) if run.closed_at else {}
     reports = []
     terms = []
-    annulled = 0
+    annulled = len(lost)
     for item in items:
-        expired = item.answered_at is None and now > item.deadline_at
-        lost = item.annulled or expired
-        annulled += lost
-        term = None
-        # Scores appear once the run is closed: an open run's scores would tell the system how
-        # close it is to the hidden references while it can still resubmit.
-        if (
-            run.closed_at is not None
-            and not lost
-            and item.markup is not None
-            and (item.text_id in experts)
-        ):
-            accuracy = text_accuracy(
-                list(markup_document(item.markup).fragments),
-                experts[item.text_id],
-                item.text.text,
-            )
-            term = accuracy.star_term(sample.hardness)
+        term = by_text.get(item.text_id) if item.pk not in lost else None
+        if term is not None:
             terms.append(term)
         reports.append(
             ItemReport(
@@ -368,7 +393,7 @@ def run_report(run: MarkupRun, now: datetime | None = None) -> RunReport:
                 item.answered_at,
                 item.response_ms,
                 item.submissions,
-                lost,
+                item.pk in lost,
                 term,
             )
         )

@@ -176,6 +176,9 @@ class MarkupRun(models.Model):
     system = models.CharField(max_length=120)
     opened_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    # The closed run's per-text shares of СТАР and the version of what they were computed from
+    # (markup.contest._closed_terms): a leaderboard reuses them until an expert markup changes.
+    scores = models.JSONField(default=dict, blank=True)
 
     class Meta:
         verbose_name = _("markup run")

@@ -5,6 +5,7 @@ fragments matched by the optimal correspondence numbered alike, M2–M6 both way
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,13 +182,17 @@ class TextRow:
         return bool(self.reasons)
 
 
-def text_rows() -> list[TextRow]:
-    """Every text with its markups and, for each submitted algorithmic markup, M(A, E) per
-    submitted expert markup and the relative accuracies (when the text has expert markups)."""
+def text_rows(texts: Iterable[MarkupText] | None = None) -> list[TextRow]:
+    """The texts (default: every text) with their markups and, for each submitted algorithmic
+    markup, M(A, E) per submitted expert markup and the relative accuracies (when the text has
+    expert markups). The page passes one page of texts: the metrics are computed per request."""
+    if texts is None:
+        texts = MarkupText.objects.order_by("external_id")
+    ids = [t.pk for t in texts]
+    loaded = MarkupText.objects.filter(pk__in=ids).prefetch_related("markups", "markups__panel")
+    order = {pk: k for k, pk in enumerate(ids)}
     rows = []
-    for text in MarkupText.objects.prefetch_related("markups", "markups__panel").order_by(
-        "external_id"
-    ):
+    for text in sorted(loaded, key=lambda t: order[t.pk]):
         markups = list(text.markups.all())
         # Accuracy is of finished markups only: a draft is work in progress.
         done = [m for m in markups if m.status == MarkupStatus.SUBMITTED]

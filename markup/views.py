@@ -4,6 +4,7 @@ with their markups, and two markups of one text side by side."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
@@ -23,8 +24,12 @@ def text_list(request: HttpRequest) -> HttpResponse:
     user = request.user
     # The assignment form lists the panels this user may assign work in (panels.manage_panel).
     panels = Panel.objects.all() if is_admin(user) else Panel.objects.filter(supervisors=user.pk)
+    page = Paginator(MarkupText.objects.order_by("external_id"), 20).get_page(
+        request.GET.get("page")
+    )
     context = {
-        "rows": selectors.text_rows(),
+        "page": page,
+        "rows": selectors.text_rows(page.object_list),
         "panels": panels.order_by("number"),
         "threshold": divergence_threshold(),
     }

@@ -405,3 +405,33 @@ def test_the_api_turns_unreadable_bodies_into_400() -> None:
     url = reverse("api_markup_run_markup", args=[run.pk])
     for body in (b"[" * 100_000, b'{"text_id": ' + b"1" * 5000 + b"}"):
         assert client.post(url, body, content_type="application/json").status_code == 400
+
+
+def test_a_closed_runs_scores_are_kept_until_an_expert_markup_changes() -> None:
+    sample = sample_of(1)
+    text = sample.entries.get().text
+    start = TEXT.find("одеваем")
+    _expert_markup(text, [Fragment(start, start + 7, "Р.знач", correction="надеваем")], "E1")
+    run = contest.run_open(participant(), sample, "S")
+    item = contest.run_next(run).item
+    assert item is not None
+    contest.run_submit(run, item.text_id, {"selections": GOOD})
+    contest.run_close(run)
+    assert contest.run_report(run).star == pytest.approx(100.0)
+    run.refresh_from_db()
+    kept = run.scores
+    assert kept["terms"] == {str(text.pk): pytest.approx(100.0)}
+    # Reused while nothing changed: a planted value comes back as it is.
+    MarkupRun.objects.filter(pk=run.pk).update(
+        scores={"version": kept["version"], "terms": {str(text.pk): 42.0}}
+    )
+    assert contest.run_report(run).star == pytest.approx(42.0)
+    # A second expert markup changes the version: computed again (H = 0.5 over 100 and M(A, E2)).
+    _expert_markup(text, [Fragment(0, 5, "Г.деепр")], "E2")
+    report = contest.run_report(run)
+    other = pair_accuracy(
+        [Fragment(start, start + 7, "Р.знач", correction="надеваем")],
+        [Fragment(0, 5, "Г.деепр")],
+        text.text,
+    ).value
+    assert report.star == pytest.approx(0.5 * fmean([100.0, other]) + 0.5 * 100.0)

@@ -454,3 +454,18 @@ def test_the_experts_queue_lists_his_markup_texts(
     # An expert without markup work sees no such section.
     lonely = make_expert("lonely_expert", panel)
     assert "queue-section" not in login(lonely.user).get(reverse("queue")).content.decode()
+
+
+def test_the_texts_page_is_paginated(catalogue: None) -> None:
+    for k in range(25):
+        MarkupText.objects.create(external_id=f"page-{k:02d}", text=f"Текст {k}.", subject="rus")
+    client = Client()
+    client.force_login(make_user("staff_pages", is_staff=True))
+    first = client.get(reverse("markup_texts")).content.decode()
+    assert "page-00" in first and "page-19" in first and "page-20" not in first
+    assert 'id="markup-pages"' in first
+    second = client.get(reverse("markup_texts"), {"page": 2}).content.decode()
+    assert "page-20" in second and "page-24" in second and "page-00" not in second
+    # A page number out of range or malformed shows a page, never an error.
+    assert client.get(reverse("markup_texts"), {"page": "x"}).status_code == 200
+    assert client.get(reverse("markup_texts"), {"page": 999}).status_code == 200
