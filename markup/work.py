@@ -24,7 +24,8 @@ from django.utils.translation import gettext as _
 
 from markup.models import Markup, MarkupRole, MarkupSource, MarkupStatus, MarkupText
 from markup.services import markup_document
-from panels.models import Expert, Membership, Panel
+from panels.models import Expert, Panel
+from panels.selectors import eligible_memberships
 from protocol.markup_classifier import load_classifier
 from protocol.markup_format import MarkupDocument, MarkupFormatError, default_meta
 from protocol.markup_json import read_json, to_json, unstorable
@@ -64,9 +65,8 @@ def divergence_threshold() -> float:
 def _members(panel: Panel) -> list[int]:
     """The experts who may get the panel's texts: qualified, not paused, with an account."""
     return list(
-        Membership.objects.filter(
-            panel=panel, qualified=True, is_paused=False, expert__user__is_active=True
-        )
+        eligible_memberships()
+        .filter(panel=panel)
         .order_by("expert_id")
         .values_list("expert_id", flat=True)
     )

@@ -17,6 +17,12 @@ def panels_for_user(user: Any) -> QuerySet[Panel]:
     return Panel.objects.filter(supervisors=user)
 
 
+def eligible_memberships() -> QuerySet[Membership]:
+    """The memberships that may be given new work (the one home of this rule, for every kind's
+    builder): qualified, not paused in that panel, the expert's account active."""
+    return Membership.objects.filter(qualified=True, is_paused=False, expert__user__is_active=True)
+
+
 def panel_experts(panel: Panel, *, status: str = "") -> QuerySet[Membership]:
     """Memberships of the panel for the experts table (paginated by the view)."""
     qs = Membership.objects.filter(panel=panel).select_related("expert__user")

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from lib.pgcopy import ThreadedCopyWriter, copy_model_rows, next_ids
 from material.models import Answer
-from panels.models import Membership
+from panels.selectors import eligible_memberships
 from taxonomy.models import CriterionGroup
 from taxonomy.services import CriteriaIndex
 from work import hooks
@@ -190,9 +190,9 @@ def _copy_triples(rows: list[TripleRow]) -> None:
 def _eligible_experts() -> dict[int, list[tuple[int, list[str]]]]:
     """panel id -> [(expert id, qualified groups or [] for all)] of active qualified experts."""
     result: dict[int, list[tuple[int, list[str]]]] = defaultdict(list)
-    for panel_id, expert_id, groups in Membership.objects.filter(
-        qualified=True, is_paused=False, expert__user__is_active=True
-    ).values_list("panel_id", "expert_id", "qualified_groups"):
+    for panel_id, expert_id, groups in eligible_memberships().values_list(
+        "panel_id", "expert_id", "qualified_groups"
+    ):
         result[panel_id].append((expert_id, list(groups or [])))
     return result
 

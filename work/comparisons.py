@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from material.models import AnswerPair
-from panels.models import Membership
+from panels.selectors import eligible_memberships
 from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP
 from protocol.pairwise import Label, unplace
 from taxonomy.services import comparison_criteria
@@ -98,9 +98,8 @@ def comparison_triples_build(
 
 def _eligible(panel_id: int) -> list[int]:
     return list(
-        Membership.objects.filter(
-            panel_id=panel_id, qualified=True, is_paused=False, expert__user__is_active=True
-        )
+        eligible_memberships()
+        .filter(panel_id=panel_id)
         .order_by("expert_id")
         .values_list("expert_id", flat=True)
     )
