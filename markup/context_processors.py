@@ -4,7 +4,6 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from markup.models import Markup
 from panels.access import allowed
 
 
@@ -19,19 +18,15 @@ def markup_nav(request: HttpRequest) -> dict[str, Any]:
 
         @property
         def runs(self) -> bool:
+            # An expert's pages (the scoring page's query budget) ask nothing more: the links
+            # are for participants, and the expert profile is already loaded by those pages.
+            if hasattr(user, "expert"):
+                return False
             return allowed(user, "markup.participate")
 
         @property
         def leaderboard(self) -> bool:
-            return allowed(user, "markup.view_leaderboard")
-
-        @property
-        def work(self) -> bool:
-            # Only for experts who were given markup work: one indexed EXISTS when asked.
-            expert = getattr(user, "expert", None) if user.is_authenticated else None
-            return bool(
-                expert is not None
-                and Markup.objects.filter(expert=expert, panel__isnull=False).exists()
-            )
+            # markup.view_leaderboard is markup.view_markups or markup.participate.
+            return self.texts or self.runs
 
     return {"markup_nav": Nav()}
