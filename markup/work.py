@@ -252,8 +252,7 @@ def _time(time_ms: Any) -> int:
 
 
 def _locked_draft(markup_id: int) -> Markup:
-    markup = Markup.objects.select_for_update().select_related("text").get(pk=markup_id)
-    return markup
+    return Markup.objects.select_for_update().select_related("text").get(pk=markup_id)
 
 
 @transaction.atomic
@@ -352,7 +351,10 @@ def independent_agreement(text: MarkupText) -> float | None:
     """M between the text's first two submitted independent expert markups, the lower of
     M(X, Y) and M(Y, X) (M is not symmetric: M3–M6 divide by the first markup's fragments; the
     lower one is the conservative reading of "they diverge"); None until two are submitted."""
-    pair = _independent_pair(text)
+    return _agreement(text, _independent_pair(text))
+
+
+def _agreement(text: MarkupText, pair: list[Markup]) -> float | None:
     if len(pair) < 2:
         return None
     x, y = (markup_document(m).fragments for m in pair)
@@ -366,7 +368,7 @@ def divergence_reasons(text: MarkupText, threshold: float | None = None) -> list
     pair = _independent_pair(text)
     if len(pair) < 2:
         return []
-    agreement = independent_agreement(text)
+    agreement = _agreement(text, pair)  # the pair already read: not read and matched again
     limit = divergence_threshold() if threshold is None else threshold
     reasons = []
     if agreement is not None and agreement < limit:
