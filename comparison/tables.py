@@ -9,28 +9,22 @@
 - `rankings_table`, `correlations_table`, `agreement_table`: the rows of the downloads; one
   row per source × criterion × model × system, per judge × criterion × system, per panel ×
   criterion (quality.pairwise.comparison_agreement, the experts' agreement on their labels).
-- `workbook_bytes` / `parquet_zip_bytes`: the tables as one .xlsx (lib.xlsx: text cells are
-  never formulas) or a .zip of one Parquet file per table. The data is small (a few hundred
-  rows): it is built in the request.
+- The downloads: the tables as one .xlsx (lib.xlsx.workbook_bytes: text cells are never
+  formulas) or a .zip of one Parquet file per table (lib.arrow.parquet_zip_bytes). The data is
+  small (a few hundred rows): it is built in the request.
 """
 
 from __future__ import annotations
 
-import io
 import math
-import tempfile
-import zipfile
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from comparison.models import Ranking
 from comparison.services import SYSTEMS, latest_judge_rankings, latest_ranking, source_names
 from lib.rankcorr import kendall_tau_b, spearman
-from lib.xlsx import XlsxWriter
 from panels.models import Panel
 from quality.pairwise import comparison_agreement
 
@@ -220,31 +214,6 @@ README = [
         "majority-vote rate, unanimity rate, Fleiss' kappa, Krippendorff's alpha (nominal).",
     ),
 ]
-
-
-def workbook_bytes(tables: dict[str, pa.Table]) -> bytes:
-    """The tables as sheets of one .xlsx, after a README sheet."""
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "rankings.xlsx"
-        writer = XlsxWriter(path)
-        try:
-            writer.write_notes(README)
-            for name, table in tables.items():
-                writer.write_table(name, table.schema, iter(table.to_batches()))
-        finally:
-            writer.close()
-        return path.read_bytes()
-
-
-def parquet_zip_bytes(tables: dict[str, pa.Table]) -> bytes:
-    """The tables as one Parquet file each (<name>.parquet) in a .zip."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
-        for name, table in tables.items():
-            sink = io.BytesIO()
-            pq.write_table(table, sink, compression="zstd")
-            archive.writestr(f"{name}.parquet", sink.getvalue())
-    return buffer.getvalue()
 
 
 def download_tables(panels: Iterable[Panel]) -> dict[str, pa.Table]:

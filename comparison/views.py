@@ -19,6 +19,8 @@ from comparison import services, tables
 from comparison.models import ALL_CRITERIA, Ranking
 from comparison.svg import Point, interval_svg
 from jobs.models import Job, JobStatus
+from lib.arrow import parquet_zip_bytes
+from lib.xlsx import workbook_bytes
 from panels.access import allowed, require
 from panels.models import Panel
 from taxonomy.models import ComparisonCriterion
@@ -213,7 +215,7 @@ def rankings_download(request: HttpRequest, fmt: str) -> HttpResponse:
         raise Http404
     content_type, extension = DOWNLOADS[fmt]
     data = tables.download_tables(_visible_panels(request.user))
-    body = tables.workbook_bytes(data) if fmt == "xlsx" else tables.parquet_zip_bytes(data)
+    body = workbook_bytes(data, tables.README) if fmt == "xlsx" else parquet_zip_bytes(data)
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="model-rankings.{extension}"'
     return response

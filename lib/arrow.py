@@ -6,11 +6,14 @@ the fastest way out of the server. Other databases: `fetchmany` in chunks.
 
 from __future__ import annotations
 
+import io
+import zipfile
 from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from django.db import connection as default_connection
 from pyarrow import csv as pacsv
 
@@ -97,3 +100,17 @@ def _stream_copy(
                 data, rows = bytearray(), 0
         if rows:
             yield from parse(data)
+
+
+def parquet_zip_bytes(tables: dict[str, pa.Table], extra: dict[str, bytes] | None = None) -> bytes:
+    """Small tables as one zstd Parquet file each (<name>.parquet) in a .zip, with `extra`
+    files (name → bytes) beside them."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        for name, table in tables.items():
+            sink = io.BytesIO()
+            pq.write_table(table, sink, compression="zstd")
+            archive.writestr(f"{name}.parquet", sink.getvalue())
+        for name, data in (extra or {}).items():
+            archive.writestr(name, data)
+    return buffer.getvalue()

@@ -479,3 +479,21 @@ def _utf16_len(text: str) -> int:
 def _utf16_cut(text: str, units: int) -> str:
     cut = text.encode("utf-16-le")[: units * 2]
     return cut.decode("utf-16-le", errors="ignore")
+
+
+def workbook_bytes(
+    tables: dict[str, pa.Table], notes: list[tuple[str, str]] | None = None
+) -> bytes:
+    """Small tables (built in a request) as the sheets of one .xlsx, after a README sheet of
+    `notes` when given; text cells are never formulas, as in every sheet this module writes."""
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "tables.xlsx"
+        writer = XlsxWriter(path)
+        try:
+            if notes:
+                writer.write_notes(notes)
+            for name, table in tables.items():
+                writer.write_table(name, table.schema, iter(table.to_batches()))
+        finally:
+            writer.close()
+        return path.read_bytes()

@@ -43,3 +43,8 @@ def owns_run(user: Any, run: Any) -> bool:
 rules.add_perm("markup.participate", is_participant)
 rules.add_perm("markup.use_run", is_participant & owns_run)
 rules.add_perm("markup.view_leaderboard", is_admin | (is_supervisor & ~is_expert) | is_participant)
+
+# Markup files in and out (markup.files): an admin's, as the material import and the dataset
+# export are; the export names each markup's author.
+rules.add_perm("markup.import_markups", is_admin)
+rules.add_perm("markup.export_markups", is_admin)

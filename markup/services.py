@@ -22,6 +22,7 @@ class MarkupInvalid(ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.message = message
 
 
 def text_external_id(document: MarkupDocument) -> str:

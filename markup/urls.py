@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from django.urls import path
 
-from markup import api, views, views_contest, views_work
+from markup import api, views, views_contest, views_files, views_work
 
 urlpatterns = [
     path("markup/texts/", views.text_list, name="markup_texts"),
     path("markup/texts/<int:pk>/compare/", views.text_compare, name="markup_compare"),
+    path("markup/import/", views_files.import_page, name="markup_import"),
+    path("markup/export/<str:fmt>/", views_files.export, name="markup_export"),
     path("markup/assign/", views_work.assign_texts, name="markup_assign"),
     path("markup/work/", views_work.work_queue, name="markup_work"),
     path("markup/work/<int:pk>/", views_work.markup_page, name="markup_work_page"),

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 from markup import selectors
 from markup.models import Markup, MarkupText
 from markup.work import divergence_threshold
-from panels.access import require
+from panels.access import allowed, require
 from panels.models import Panel
 from panels.rules import is_admin
 
@@ -32,6 +32,7 @@ def text_list(request: HttpRequest) -> HttpResponse:
         "rows": selectors.text_rows(page.object_list),
         "panels": panels.order_by("number"),
         "threshold": divergence_threshold(),
+        "can_transfer": allowed(user, "markup.export_markups"),
     }
     return render(request, "markup/texts.html", context)
 

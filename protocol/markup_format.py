@@ -109,6 +109,7 @@ class MarkupFormatError(ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.message = message
 
 
 def default_meta() -> dict[str, Any]:

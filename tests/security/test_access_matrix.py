@@ -1142,6 +1142,17 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
+    # --- markup files in and out: admins only (the export names each markup's author).
+    "markup_import": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 403, 403, 403, 403, 400, 403, 403, 403, 403),
+    ),
+    "markup_export": Row(
+        lambda w, s: {"fmt": "xlsx"},
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
     # --- span markup work: an expert's own assigned markups; another's does not exist (404),
     # a non-expert has no markup work (403). Assigning is the panel's supervisors' and admins'.
     "markup_work": Row(

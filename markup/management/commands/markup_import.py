@@ -9,24 +9,11 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
+from markup.files import read_document
 from markup.models import MarkupSource, MarkupStatus
 from markup.services import markup_store
 from panels.models import Expert
-from protocol.markup_classifier import load_classifier
-from protocol.markup_format import MarkupDocument, MarkupFormatError, parse_markup
-from protocol.markup_json import read_json
-
-
-def read_document(
-    path: Path, classifier_name: str, version: str
-) -> tuple[MarkupDocument, list[str]]:
-    """The document of one file and the inline parser's warnings (rule, line:column, text)."""
-    source = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".json":
-        return read_json(source), []
-    parsed = parse_markup(source, load_classifier(classifier_name, version))
-    notes = [f"rule {w.rule} at {w.line}:{w.column}: {w.message}" for w in parsed.warnings]
-    return parsed.document, notes
+from protocol.markup_format import MarkupFormatError
 
 
 class Command(BaseCommand):
@@ -47,7 +34,10 @@ class Command(BaseCommand):
         for path in options["files"]:
             try:
                 document, notes = read_document(
-                    path, options["classifier"], options["classifier_version"]
+                    path.name,
+                    path.read_bytes(),
+                    options["classifier"],
+                    options["classifier_version"],
                 )
                 author = options["author"] or str(document.meta.get("expert") or "").strip()
                 expert = None
