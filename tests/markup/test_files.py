@@ -16,7 +16,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
+from markup.models import Markup, MarkupStatus, MarkupText
 from markup.services import markup_document, markup_store
 from protocol.markup_format import MarkupDocument, default_meta
 from protocol.markup_json import read_json, to_json
@@ -142,7 +142,7 @@ def test_a_missing_file_or_an_unknown_classifier_is_400(admin: Client) -> None:
 
 def _submitted_and_draft() -> tuple[Markup, Markup]:
     tricky = [
-        span("Читая книгу, снег падал", "Г.деепр", comment="=HYPERLINK(\"http://x\")"),
+        span("Читая книгу, снег падал", "Г.деепр", comment='=HYPERLINK("http://x")'),
         span("одеваем", "Р.оним", subtype="пар", correction="+надеваем"),
         Fragment(start=None, end=None, code="Р.бедн"),
     ]
