@@ -45,14 +45,14 @@ from markup.models import (
 from markup.services import markup_document
 from participants.models import Participant
 from protocol.markup_classifier import load_classifier
-from protocol.markup_format import MarkupFormatError, default_meta
-from protocol.markup_json import read_json, to_json, unstorable
+from protocol.markup_format import MarkupFormatError
+from protocol.markup_json import to_json, unstorable
 from protocol.markup_validation import validate
 from protocol.spans import Fragment, text_accuracy
+from work import kinds
 
 # The system's name, with " · run <id>", is the author label of its markups (120 characters).
 MAX_SYSTEM_CHARS = 100
-MAX_FRAGMENTS = 2000
 # Paced: a session must open no later than this after the schedule's start (Appendix 2).
 PACED_OPENING = timedelta(minutes=2)
 
@@ -190,15 +190,11 @@ def _document_of(text: MarkupText, payload: Any) -> Any:
         # Rule 8 of the inline format's errors is a warning; here the text is the key of every
         # offset, so a changed text cannot be scored.
         raise RunRefused(422, "text", "differs from the released text")
-    selections = payload.get("selections")
-    if isinstance(selections, list) and len(selections) > MAX_FRAGMENTS:
-        raise RunRefused(400, "selections", f"more than {MAX_FRAGMENTS} fragments")
-    meta = default_meta()
-    meta.update(subject=text.subject)
+    read = kinds.slot(kinds.MARKUP, "parse_submission")
     try:
-        return read_json({"meta": meta, "selections": selections, "text": text.text})
+        return read(payload.get("selections"), text=text.text, subject=text.subject)
     except MarkupFormatError as error:
-        raise RunRefused(400, error.field, str(error).split(": ", 1)[-1]) from error
+        raise RunRefused(400, error.field, error.message) from error
 
 
 def run_submit(run: MarkupRun, text_id: Any, payload: Any, now: datetime | None = None) -> Accepted:

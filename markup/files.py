@@ -32,6 +32,7 @@ from panels.models import Expert
 from protocol.markup_classifier import load_classifier
 from protocol.markup_format import MarkupDocument, MarkupFormatError, parse_markup
 from protocol.markup_json import read_json, write_json
+from work import kinds
 
 # Django refuses a request of more than DATA_UPLOAD_MAX_NUMBER_FILES (100) files; a markup file
 # is a few kilobytes, so 20 MB is hundreds of essays.
@@ -144,51 +145,6 @@ def markups_import(
 # Export.
 # --------------------------------------------------------------------------------------------
 
-TEXTS_SCHEMA = pa.schema(
-    [
-        ("text_id", pa.string()),
-        ("subject", pa.string()),
-        ("classifier", pa.string()),
-        ("characters", pa.int64()),
-        ("markups", pa.int64()),
-        # The lower of M(X, Y), M(Y, X) of the first two independent expert markups.
-        ("agreement", pa.float64()),
-        ("text", pa.string()),
-    ]
-)
-MARKUPS_SCHEMA = pa.schema(
-    [
-        ("markup_id", pa.int64()),
-        ("text_id", pa.string()),
-        ("source", pa.string()),
-        ("author", pa.string()),
-        ("panel", pa.int64()),
-        ("role", pa.string()),
-        ("submitted_at", pa.string()),
-        ("time_spent_ms", pa.int64()),
-        ("fragments", pa.int64()),
-        ("criteria", pa.string()),  # JSON: criterion → score
-        ("rationales", pa.string()),  # JSON: criterion → rationale
-    ]
-)
-FRAGMENTS_SCHEMA = pa.schema(
-    [
-        ("markup_id", pa.int64()),
-        ("text_id", pa.string()),
-        ("position", pa.int64()),
-        ("start", pa.int64()),  # null with end: a whole-text error
-        ("end", pa.int64()),
-        ("group", pa.string()),
-        ("type", pa.string()),
-        ("subtype", pa.string()),
-        ("comment", pa.string()),
-        ("explanation", pa.string()),
-        ("correction", pa.string()),
-        ("tag", pa.string()),
-        ("fragment", pa.string()),
-    ]
-)
-
 
 def _submitted(texts: Iterable[MarkupText]) -> list[tuple[MarkupText, list[Markup]]]:
     ids = [t.pk for t in texts]
@@ -258,11 +214,10 @@ def markup_tables(texts: Iterable[MarkupText] | None = None) -> dict[str, pa.Tab
                         "fragment": span,
                     }
                 )
-    return {
-        "texts": pa.Table.from_pylist(text_rows, schema=TEXTS_SCHEMA),
-        "markups": pa.Table.from_pylist(markup_rows, schema=MARKUPS_SCHEMA),
-        "fragments": pa.Table.from_pylist(fragment_rows, schema=FRAGMENTS_SCHEMA),
-    }
+    # The kind's export tables (work.kinds slot, filled by the dataset app).
+    schemas = kinds.slot(kinds.MARKUP, "export_schema")()
+    rows = {"texts": text_rows, "markups": markup_rows, "fragments": fragment_rows}
+    return {name: pa.Table.from_pylist(rows[name], schema=schemas[name]) for name in schemas}
 
 
 def contest_files(texts: Iterable[MarkupText] | None = None) -> dict[str, bytes]:

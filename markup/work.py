@@ -27,8 +27,8 @@ from markup.services import markup_document
 from panels.models import Expert, Panel
 from panels.selectors import eligible_memberships
 from protocol.markup_classifier import load_classifier
-from protocol.markup_format import MarkupDocument, MarkupFormatError, default_meta
-from protocol.markup_json import read_json, to_json, unstorable
+from protocol.markup_format import MarkupDocument, MarkupFormatError
+from protocol.markup_json import MAX_FIELD_CHARS, to_json, unstorable
 from protocol.markup_scores import (
     ENTERED_CRITERIA,
     ComputedScores,
@@ -36,13 +36,11 @@ from protocol.markup_scores import (
     disagreements,
     third_check_reasons,
 )
-from protocol.markup_validation import ValidationIssue, validate
-from protocol.spans import pair_accuracy
+from protocol.markup_validation import ValidationIssue
+from work import kinds
 
 INDEPENDENT_OVERLAP = 2
 # Bounds of what a page may send: a long essay has a few hundred fragments at most.
-MAX_FRAGMENTS = 2000
-MAX_FIELD_CHARS = 5000
 MAX_TIME_MS = 24 * 3600 * 1000
 
 
@@ -148,24 +146,15 @@ def _pseudonym(expert_id: int) -> str:
 
 
 def _document(markup: Markup, selections: Any) -> MarkupDocument:
-    """The page's selections read strictly (protocol.markup_json) against the stored text."""
-    if not isinstance(selections, list):
-        raise MarkupRefused("selections", "an array expected")
-    if len(selections) > MAX_FRAGMENTS:
-        raise MarkupRefused("selections", f"more than {MAX_FRAGMENTS} fragments")
-    for i, item in enumerate(selections):
-        if isinstance(item, Mapping):
-            for key, value in item.items():
-                if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
-                    raise MarkupRefused(
-                        f"selections[{i}].{key}", f"longer than {MAX_FIELD_CHARS} characters"
-                    )
-    meta = default_meta()
-    meta.update(subject=markup.text.subject)
+    """The page's selections read strictly against the stored text (the kind's reader)."""
+    read = kinds.slot(kinds.MARKUP, "parse_submission")
     try:
-        return read_json({"meta": meta, "selections": selections, "text": markup.text.text})
+        document: MarkupDocument = read(
+            selections, text=markup.text.text, subject=markup.text.subject
+        )
     except MarkupFormatError as error:
-        raise MarkupRefused(error.field, str(error).split(": ", 1)[-1]) from error
+        raise MarkupRefused(error.field, error.message) from error
+    return document
 
 
 def essay_criteria(text: MarkupText) -> dict[str, int]:
@@ -310,7 +299,10 @@ def markup_submit(
     scores, notes = _scores(markup.text, criteria, rationales)
     spent = _time(time_ms)
     text = markup.text
-    issues = validate(document, load_classifier(text.classifier_name, text.classifier_version))
+    check = kinds.slot(kinds.MARKUP, "item_errors")
+    issues: list[ValidationIssue] = check(
+        document, load_classifier(text.classifier_name, text.classifier_version)
+    )
     issues += _score_issues(text, scores, notes)
     if issues:
         first = issues[0]
@@ -358,7 +350,8 @@ def _agreement(text: MarkupText, pair: list[Markup]) -> float | None:
     if len(pair) < 2:
         return None
     x, y = (markup_document(m).fragments for m in pair)
-    return min(pair_accuracy(x, y, text.text).value, pair_accuracy(y, x, text.text).value)
+    value: float = kinds.slot(kinds.MARKUP, "agreement")(x, y, text.text)
+    return value
 
 
 def divergence_reasons(text: MarkupText, threshold: float | None = None) -> list[str]:

@@ -168,3 +168,28 @@ def to_json(document: MarkupDocument) -> dict[str, Any]:
 
 def write_json(document: MarkupDocument) -> str:
     return json.dumps(to_json(document), ensure_ascii=False, indent=2)
+
+
+# Bounds of one markup sent by a page or a participant's system: far above any essay (the
+# contest's texts carry tens of fragments), low enough that a forged body costs little.
+MAX_FRAGMENTS = 2000
+MAX_FIELD_CHARS = 5000
+
+
+def read_selections(selections: Any, *, text: str, subject: str) -> MarkupDocument:
+    """The `selections` of a markup of a stored text (the markup page's and the participants'
+    API's body), read strictly and bounded. Raises MarkupFormatError naming the field."""
+    if not isinstance(selections, list):
+        raise MarkupFormatError("selections", "an array expected")
+    if len(selections) > MAX_FRAGMENTS:
+        raise MarkupFormatError("selections", f"more than {MAX_FRAGMENTS} fragments")
+    for i, item in enumerate(selections):
+        if isinstance(item, Mapping):
+            for key, value in item.items():
+                if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
+                    raise MarkupFormatError(
+                        f"selections[{i}].{key}", f"longer than {MAX_FIELD_CHARS} characters"
+                    )
+    meta = default_meta()
+    meta.update(subject=subject)
+    return read_json({"meta": meta, "selections": selections, "text": text})

@@ -12,7 +12,7 @@ class QualityConfig(AppConfig):
         # Quality sits above work and panels: it plugs its grading, gold and standing rules
         # into their registries instead of them importing quality (docs/architecture.md).
         from panels import hooks as panel_hooks
-        from quality import control, copies, exams, pairwise, selectors
+        from quality import control, copies, exams, markup, pairwise, selectors
         from work import hooks as work_hooks
         from work import kinds
         from work.models import AssignmentKind
@@ -37,3 +37,4 @@ class QualityConfig(AppConfig):
             gold_match=pairwise.labels_match,
             agreement=pairwise.comparison_agreement,
         )
+        kinds.contribute(kinds.MARKUP, "quality", agreement=markup.markup_agreement)

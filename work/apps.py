@@ -10,6 +10,7 @@ class WorkConfig(AppConfig):
 
     def ready(self) -> None:
         # Models and services load once the app registry is ready.
+        from protocol import markup_json, markup_validation
         from work import (
             checks,  # noqa: F401  (importing it registers the start-up check)
             comparisons,
@@ -32,4 +33,23 @@ class WorkConfig(AppConfig):
             "work",
             parse_submission=comparisons.comparison_from_post,
             item_errors=comparisons.comparison_item_errors,
+        )
+        # Span markup (the markup app holds its texts, drafts and pages; the rules are the
+        # protocol's): the page's selections read strictly, the classifier's checks.
+        kinds.register(
+            kinds.TaskKind(
+                kinds.MARKUP,
+                "span markup",
+                not_applicable={
+                    "gold_match": "no gold markups yet: markup exams are not built",
+                    "aggregate": "no single verdict per text: every expert markup is a "
+                    "reference (СТАР takes the mean and the best over them)",
+                },
+            )
+        )
+        kinds.contribute(
+            kinds.MARKUP,
+            "work",
+            parse_submission=markup_json.read_selections,
+            item_errors=markup_validation.validate,
         )

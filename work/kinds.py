@@ -2,8 +2,8 @@
 
 The core handles "an item of work for an expert": routing to a panel, an overlap, a reservation,
 its submission, its gold version (exams, control items), an agreement measure, aggregation jobs
-and export rows. A kind of work (today only the pointwise rubric; pairwise comparison, span
-markup and instruction writing are coming, see docs/architecture.md) supplies what differs.
+and export rows. A kind of work (the pointwise rubric, side-by-side comparison, span markup;
+instruction writing is coming, see docs/architecture.md) supplies what differs.
 
 The slots live in the layer that uses them, so no layer imports an upper one: work fills the
 submission slots in WorkConfig.ready(), quality the gold and agreement slots, dataset the
@@ -14,13 +14,14 @@ work.checks at start-up) says what a registered kind still lacks.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
 POINTWISE = "pointwise"
 PAIRWISE = "pairwise"
+MARKUP = "markup"
 
 # Which app fills which slot: each app may fill only its own (the layers of import-linter).
 SLOTS_BY_APP: dict[str, tuple[str, ...]] = {
@@ -45,6 +46,9 @@ class TaskKind:
     # dataset: the verdict of each unit from its estimates; the export's table schema.
     aggregate: Callable[..., Any] | None = None
     export_schema: Callable[..., Any] | None = None
+    # Slots that do not apply to this kind, each with the reason (shown by the start-up check's
+    # docs, never silently empty): e.g. span markup has no single verdict per text.
+    not_applicable: dict[str, str] = field(default_factory=dict)
 
 
 _kinds: dict[str, TaskKind] = {}
@@ -74,6 +78,8 @@ def contribute(key: str, app: str, **slots: Callable[..., Any]) -> None:
     for name, fn in slots.items():
         if name not in allowed:
             raise ImproperlyConfigured(f"{app} may not fill slot {name!r} of a task kind")
+        if name in kind.not_applicable:
+            raise ImproperlyConfigured(f"slot {name!r} does not apply to task kind {key!r}")
         current = getattr(kind, name)
         if current is not None and current is not fn:
             raise ImproperlyConfigured(f"slot {name!r} of task kind {key!r} is filled twice")
@@ -90,5 +96,9 @@ def slot(key: str, name: str) -> Callable[..., Any]:
 
 def missing_slots(kind: TaskKind) -> list[str]:
     return [
-        f.name for f in fields(kind) if f.name not in ("key", "label") and not getattr(kind, f.name)
+        f.name
+        for f in fields(kind)
+        if f.name not in ("key", "label", "not_applicable")
+        and f.name not in kind.not_applicable
+        and not getattr(kind, f.name)
     ]
