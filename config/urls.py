@@ -25,4 +25,5 @@ urlpatterns = [
     path("", include("judging.urls")),
     path("", include("comparison.urls")),
     path("", include("markup.urls")),
+    path("", include("leaderboards.urls")),
 ]

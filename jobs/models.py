@@ -17,6 +17,7 @@ class JobKind(models.TextChoices):
     RANKINGS = "rankings", _("model rankings")
     PAIR_IMPORT = "pair_import", _("answer pair import")
     PAIR_MAKE = "pair_make", _("answer pairing")
+    LEADERBOARD = "leaderboard", _("leaderboard")
 
 
 class JobStatus(models.TextChoices):

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "console",
     "comparison",
     "markup",
+    "leaderboards",
     "demo",
 ]
 
@@ -83,6 +84,7 @@ TEMPLATES = [
                 "console.context_processors.roles",
                 "comparison.context_processors.comparison_nav",
                 "markup.context_processors.markup_nav",
+                "leaderboards.context_processors.leaderboards_nav",
                 "work.context_processors.review_returns",
             ],
         },

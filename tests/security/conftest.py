@@ -106,6 +106,8 @@ class World:
     markup_text: Any = None
     # Participants (markup.contest) by the side whose run is theirs.
     participants: dict[str, User] = field(default_factory=dict)
+    # A private leaderboard with a computed snapshot (no panel's).
+    leaderboard: Any = None
 
     def side(self, owner: str) -> Side:
         return self.a if owner == "A" else self.b
@@ -294,6 +296,12 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         for side in (world.a, world.b):
             side.markup_work = _markup_work(world.markup_text, side)
         _markup_runs(world)
+    if apps.is_installed("leaderboards"):
+        from leaderboards.models import Leaderboard
+        from leaderboards.services import snapshot_store
+
+        world.leaderboard = Leaderboard.objects.create(slug="security-board", title="Board")
+        snapshot_store(world.leaderboard, rounds=10)
     return world
 
 

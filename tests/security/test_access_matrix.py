@@ -152,6 +152,7 @@ IMPORT_JOB: Kwargs = lambda w, s: {"pk": w.import_job.pk}  # type: ignore[union-
 MARKUP_TEXT: Kwargs = lambda w, s: {"pk": w.markup_text.pk}  # noqa: E731
 MARKUP_WORK: Kwargs = lambda w, s: {"pk": s.markup_work.pk}  # noqa: E731
 MARKUP_RUN: Kwargs = lambda w, s: {"pk": s.markup_run.pk}  # noqa: E731
+BOARD: Kwargs = lambda w, s: {"slug": w.leaderboard.slug}  # noqa: E731
 NO_PARTICIPANT = e(403, 403, 403, 403, 403, 403, 403, 403, 403, 403)
 EXPORT_JOB: Kwargs = lambda w, s: {"pk": w.export_job.pk}  # type: ignore[union-attr]  # noqa: E731
 PAIR_JOB: Kwargs = lambda w, s: {"pk": w.pair_job.pk}  # type: ignore[union-attr]  # noqa: E731
@@ -1142,6 +1143,33 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
+    # --- leaderboards: the list is open (it lists what each may see); a private board is for
+    # admins and supervisors who are not experts; creating, recomputing, publishing: admins.
+    "leaderboards": Row(
+        None,
+        GET=e(200, 200, 200, 200, 200, 200, 200, 200, 200, 200),
+        POST=e(405, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "leaderboard_create": Row(
+        None,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, 400, 403, 403, 403, 403),
+    ),
+    "leaderboard": Row(
+        BOARD,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(405, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "leaderboard_refresh": Row(
+        BOARD,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    "leaderboard_visibility": Row(
+        BOARD,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, 400, 403, 403, 403, 403),
+    ),
     # --- markup files in and out: admins only (the export names each markup's author).
     "markup_import": Row(
         None,
@@ -1508,6 +1536,9 @@ PARTICIPANT: dict[str, dict[str, Cell]] = {
     "api_markup_run_next": {"GET": 405, "POST": (200, 404)},
     "api_markup_run_markup": {"GET": 405, "POST": (200, 404)},
     "api_markup_run_close": {"GET": 405, "POST": (200, 404)},
+    # The list lists nothing he may not open; the world's board is private.
+    "leaderboards": {"GET": 200, "POST": 405},
+    "leaderboard": {"GET": 403, "POST": 405},
 }
 REFUSED = {403, 404, 405}
 

@@ -1,0 +1,75 @@
+"""Leaderboards: a benchmark's models ranked by the experts' verdicts and by each judge's, as
+snapshots computed by a job, with a visibility an admin sets (audited)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from jobs.models import Job
+from taxonomy.models import TaskGroup
+
+
+class Visibility(models.TextChoices):
+    PRIVATE = "private", _("private (staff)")
+    INTERNAL = "internal", _("internal (logged-in users)")
+    PUBLIC = "public", _("public (anyone, read-only)")
+
+
+class Leaderboard(models.Model):
+    """One benchmark's leaderboard: the answers to instructions of its task groups (all task
+    groups when none is chosen)."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    visibility = models.CharField(
+        max_length=8, choices=Visibility.choices, default=Visibility.PRIVATE
+    )
+    task_groups = models.ManyToManyField(TaskGroup, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("leaderboard")
+        verbose_name_plural = _("leaderboards")
+        ordering = ["title"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class LeaderboardSnapshot(models.Model):
+    """The computed rows of a leaderboard (leaderboards.services.snapshot_data): pages read the
+    latest snapshot, never the verdicts."""
+
+    leaderboard = models.ForeignKey(Leaderboard, on_delete=models.CASCADE, related_name="snapshots")
+    created_at = models.DateTimeField(auto_now_add=True)
+    job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    data = models.JSONField(default=dict)
+    seconds = models.FloatField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.leaderboard_id} @ {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class VisibilityChange(models.Model):
+    """The audit of publishing: who changed a leaderboard's visibility, from what, and why."""
+
+    leaderboard = models.ForeignKey(Leaderboard, on_delete=models.CASCADE, related_name="changes")
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    old = models.CharField(max_length=8, choices=Visibility.choices)
+    new = models.CharField(max_length=8, choices=Visibility.choices)
+    reason = models.CharField(max_length=500, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.leaderboard_id}: {self.old} → {self.new}"

@@ -1,0 +1,347 @@
+"""Computing a leaderboard's snapshot and setting its visibility.
+
+The snapshot (`snapshot_data`) holds, per source — the experts' verdicts (dataset.TripleAggregate,
+the aggregation job's output) and each judge configuration's latest pointwise scores — one row
+per model: the gated mean normalised score with its bootstrap 95 % interval, per task type and
+per criterion (protocol.leaderboard, whose docstring states the rules), and the cells
+(model × task type × criterion × complexity × style: sum and count) from which the page's
+filters recompute a mean without reading a verdict again. A random baseline row per source is
+computed from the same rows' scales; a model whose provider is "human" is the human baseline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Max
+
+from dataset.models import EXCLUDED_CRITICAL, TripleAggregate
+from jobs.models import Job, JobKind
+from jobs.services import enqueue
+from judging.models import JudgeConfig, JudgeEstimate, JudgeRun, RunKind, RunStatus
+from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility, VisibilityChange
+from material.models import LanguageModel
+from protocol.critical import is_violation
+from protocol.leaderboard import model_scores, normalise, random_baseline
+from taxonomy.models import BestEnd, Criterion, CriterionGroup, FunctionalStyle, Rubric, TaskGroup
+from work.models import TripleKind
+
+HUMAN_PROVIDER = "human"
+EXPERTS = "experts"
+BOOTSTRAP_ROUNDS = 1000
+
+
+@dataclass
+class Verdicts:
+    """The rows of one source, as columns."""
+
+    model: list[int]
+    answer: list[int]
+    group: list[int]
+    criterion: list[int]
+    complexity: list[str]
+    style: list[int]
+    rubric: list[int]
+    value: list[float]  # the verdict on its rubric's scale
+    critical: list[bool]  # a critical criterion's row (a gate, not averaged)
+    violated: list[bool]  # critical rows: a violation
+
+    @classmethod
+    def empty(cls) -> Verdicts:
+        return cls([], [], [], [], [], [], [], [], [], [])
+
+    def add(self, row: tuple[Any, ...], value: float, critical: bool, violated: bool) -> None:
+        model, answer, group, criterion, complexity, style, rubric = row
+        self.model.append(model)
+        self.answer.append(answer)
+        self.group.append(group or 0)
+        self.criterion.append(criterion)
+        self.complexity.append(complexity or "")
+        self.style.append(style or 0)
+        self.rubric.append(rubric)
+        self.value.append(value)
+        self.critical.append(critical)
+        self.violated.append(violated)
+
+
+# The columns every source reads of a triple (through its aggregate or its judge estimate).
+def _triple_columns(prefix: str) -> list[str]:
+    answer = f"{prefix}answer__"
+    return [
+        f"{answer}model_id",
+        f"{prefix}answer_id",
+        f"{answer}instruction__task__group_id",
+        f"{prefix}criterion_id",
+        f"{answer}instruction__complexity",
+        f"{answer}instruction__style_id",
+        f"{prefix}rubric_id",
+    ]
+
+
+def _scope(board: Leaderboard, prefix: str) -> dict[str, Any]:
+    groups = list(board.task_groups.values_list("pk", flat=True))
+    scope: dict[str, Any] = {f"{prefix}kind": TripleKind.POINTWISE}
+    if groups:
+        scope[f"{prefix}answer__instruction__task__group_id__in"] = groups
+    return scope
+
+
+def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
+    """The aggregated triples of the board's scope. A triple the dataset dropped because its
+    answer has a critical-violation vote (rule 2) stays in, as a gated row; the answer's
+    critical triples are marked violated. Triples dropped for too few estimates or without a
+    numeric score are left out."""
+    rows = TripleAggregate.objects.filter(**_scope(board, "triple__")).values_list(
+        *_triple_columns("triple__"), "triple__group", "mean", "excluded_reason"
+    )
+    out = Verdicts.empty()
+    collected = list(rows)
+    gated = {r[1] for r in collected if r[9] == EXCLUDED_CRITICAL}
+    for r in collected:
+        critical = r[7] == CriterionGroup.CRITICAL
+        if r[9] and r[9] != EXCLUDED_CRITICAL:
+            continue
+        if r[9] == EXCLUDED_CRITICAL:
+            rubric = rubrics[r[6]]
+            out.add(r[:7], float(rubric.best_value), critical, False)  # gated: value unread
+            continue
+        if r[8] is None:
+            continue
+        out.add(r[:7], float(r[8]), critical, critical and r[1] in gated)
+    return out
+
+
+def judge_sources() -> list[JudgeConfig]:
+    """Judge configurations with a finished pointwise run."""
+    ids = (
+        JudgeRun.objects.filter(kind=RunKind.POINTWISE, status=RunStatus.DONE)
+        .values_list("config_id", flat=True)
+        .distinct()
+    )
+    return list(JudgeConfig.objects.filter(pk__in=list(ids)).order_by("pk"))
+
+
+def judge_verdicts(board: Leaderboard, config: JudgeConfig, rubrics: dict[int, Rubric]) -> Verdicts:
+    """The configuration's parsed scores from its finished pointwise runs, the newest run's per
+    triple; a critical row is violated when its score is the top of its scale."""
+    newest = (
+        JudgeEstimate.objects.filter(
+            config=config,
+            parse_ok=True,
+            run__kind=RunKind.POINTWISE,
+            run__status=RunStatus.DONE,
+            **_scope(board, "triple__"),
+        )
+        .values("triple_id")
+        .annotate(last=Max("pk"))
+        .values_list("last", flat=True)
+    )
+    rows = JudgeEstimate.objects.filter(pk__in=list(newest)).values_list(
+        *_triple_columns("triple__"), "triple__group", "score"
+    )
+    out = Verdicts.empty()
+    for r in rows:
+        critical = r[7] == CriterionGroup.CRITICAL
+        rubric = rubrics[r[6]]
+        top = float(rubric.max_value)
+        violated = is_violation(critical=critical, is_na=False, score=r[8], top=top)
+        out.add(r[:7], float(r[8]), critical, violated)
+    return out
+
+
+def _normalised(verdicts: Verdicts, rubrics: dict[int, Rubric]) -> np.ndarray:
+    values = []
+    for rubric_id, value in zip(verdicts.rubric, verdicts.value, strict=True):
+        rubric = rubrics[rubric_id]
+        values.append(
+            normalise(value, rubric.values, best_is_lowest=rubric.best_end == BestEnd.LOWEST)
+        )
+    return np.asarray(values, dtype=float)
+
+
+def source_rows(
+    verdicts: Verdicts, rubrics: dict[int, Rubric], *, rounds: int = BOOTSTRAP_ROUNDS
+) -> dict[str, Any]:
+    """One source's model rows, its random baseline and its cells."""
+    if not verdicts.model:
+        return {"models": [], "random": None, "cells": []}
+    normalised = _normalised(verdicts, rubrics)
+    critical = np.asarray(verdicts.critical, dtype=bool)
+    violated = np.asarray(verdicts.violated, dtype=bool)
+    scores = model_scores(
+        model=verdicts.model,
+        answer=verdicts.answer,
+        group=verdicts.group,
+        criterion=verdicts.criterion,
+        normalised=normalised,
+        critical=critical,
+        violated=violated,
+        rounds=rounds,
+    )
+    level_means = {
+        pk: float(np.mean([normalise(v, r.values) for v in r.values])) for pk, r in rubrics.items()
+    }
+    overall, by_group, by_criterion = random_baseline(
+        answer=verdicts.answer,
+        group=verdicts.group,
+        criterion=verdicts.criterion,
+        level_mean=[level_means[r] for r in verdicts.rubric],
+        critical=critical,
+        levels=[len(rubrics[r].values) for r in verdicts.rubric],
+    )
+    return {
+        "models": [
+            {
+                "model": s.model,
+                "mean": s.mean,
+                "low": s.low,
+                "high": s.high,
+                "verdicts": s.verdicts,
+                "answers": s.answers,
+                "gated_answers": s.gated_answers,
+                "by_group": {str(k): v for k, v in s.by_group.items()},
+                "by_criterion": {str(k): v for k, v in s.by_criterion.items()},
+            }
+            for s in scores
+        ],
+        "random": {
+            "mean": overall,
+            "by_group": {str(k): v for k, v in by_group.items()},
+            "by_criterion": {str(k): v for k, v in by_criterion.items()},
+        },
+        "cells": _cells(verdicts, normalised, critical, violated),
+    }
+
+
+def _cells(
+    verdicts: Verdicts, normalised: np.ndarray, critical: np.ndarray, violated: np.ndarray
+) -> list[list[Any]]:
+    """[model, group, criterion, complexity, style, sum, count] of the gated values."""
+    gated = set(np.asarray(verdicts.answer)[critical & violated].tolist())
+    sums: dict[tuple[Any, ...], list[float]] = defaultdict(lambda: [0.0, 0])
+    for i in np.flatnonzero(~critical):
+        key = (
+            verdicts.model[i],
+            verdicts.group[i],
+            verdicts.criterion[i],
+            verdicts.complexity[i],
+            verdicts.style[i],
+        )
+        cell = sums[key]
+        cell[0] += 0.0 if verdicts.answer[i] in gated else float(normalised[i])
+        cell[1] += 1
+    return [[*key, round(s, 9), int(n)] for key, (s, n) in sorted(sums.items())]
+
+
+def _names(ids: Iterable[int], model: Any, attr: str = "name") -> dict[str, str]:
+    return {str(o.pk): str(getattr(o, attr, o)) for o in model.objects.filter(pk__in=set(ids))}
+
+
+def snapshot_data(
+    board: Leaderboard,
+    *,
+    rounds: int = BOOTSTRAP_ROUNDS,
+    progress: Callable[[int, int], Any] | None = None,
+) -> dict[str, Any]:
+    """Every source's rows and the names the page shows (models, task types, criteria,
+    styles)."""
+    rubrics = {r.pk: r for r in Rubric.objects.all()}
+    configs = judge_sources()
+    total = 1 + len(configs)
+    sources = []
+    expert = expert_verdicts(board, rubrics)
+    rows = source_rows(expert, rubrics, rounds=rounds)
+    sources.append({"key": EXPERTS, "kind": "experts", "name": "experts", **rows})
+    if progress:
+        progress(1, total)
+    seen = [expert]
+    for n, config in enumerate(configs, start=2):
+        verdicts = judge_verdicts(board, config, rubrics)
+        seen.append(verdicts)
+        sources.append(
+            {
+                "key": f"judge:{config.pk}",
+                "kind": "judge",
+                "name": config.name,
+                **source_rows(verdicts, rubrics, rounds=rounds),
+            }
+        )
+        if progress:
+            progress(n, total)
+    model_ids = {m for v in seen for m in v.model}
+    models = LanguageModel.objects.filter(pk__in=model_ids)
+    return {
+        "sources": sources,
+        "models": {
+            str(m.pk): {"name": str(m), "human": m.provider.strip().lower() == HUMAN_PROVIDER}
+            for m in models
+        },
+        "groups": {
+            str(g.pk): {"en": g.name_en, "ru": g.name_ru}
+            for g in TaskGroup.objects.filter(pk__in={x for v in seen for x in v.group})
+        },
+        "criteria": {
+            str(c.pk): {"en": c.name_en, "ru": c.name_ru, "key": c.key}
+            for c in Criterion.objects.filter(pk__in={x for v in seen for x in v.criterion})
+        },
+        "styles": {
+            str(s.pk): {"en": s.name_en, "ru": s.name_ru}
+            for s in FunctionalStyle.objects.filter(pk__in={x for v in seen for x in v.style})
+        },
+    }
+
+
+def snapshot_store(
+    board: Leaderboard,
+    *,
+    job: Job | None = None,
+    rounds: int = BOOTSTRAP_ROUNDS,
+    progress: Callable[[int, int], Any] | None = None,
+) -> LeaderboardSnapshot:
+    started = time.perf_counter()
+    data = snapshot_data(board, rounds=rounds, progress=progress)
+    return LeaderboardSnapshot.objects.create(
+        leaderboard=board, job=job, data=data, seconds=time.perf_counter() - started
+    )
+
+
+def snapshot_queue(board: Leaderboard, user: Any) -> tuple[Job, bool]:
+    """Queue a recomputation unless one is already queued or running for the board."""
+    from jobs.models import JobStatus
+
+    with transaction.atomic():
+        running = (
+            Job.objects.select_for_update()
+            .filter(
+                kind=JobKind.LEADERBOARD,
+                params__leaderboard=board.pk,
+                status__in=[JobStatus.QUEUED, JobStatus.RUNNING],
+            )
+            .first()
+        )
+        if running is not None:
+            return running, False
+        return enqueue(JobKind.LEADERBOARD, {"leaderboard": board.pk}, user=user), True
+
+
+@transaction.atomic
+def visibility_set(board: Leaderboard, visibility: str, *, actor: Any, reason: str = "") -> bool:
+    """Set the visibility (an admin's action), audited; False when it was already so."""
+    if visibility not in Visibility.values:
+        raise ValueError(f"visibility must be one of {', '.join(Visibility.values)}")
+    locked = Leaderboard.objects.select_for_update().get(pk=board.pk)
+    if locked.visibility == visibility:
+        return False
+    VisibilityChange.objects.create(
+        leaderboard=locked, actor=actor, old=locked.visibility, new=visibility, reason=reason[:500]
+    )
+    locked.visibility = visibility
+    locked.save(update_fields=["visibility"])
+    board.visibility = visibility
+    return True

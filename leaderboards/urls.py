@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from leaderboards import views
+
+urlpatterns = [
+    path("leaderboards/", views.board_list, name="leaderboards"),
+    path("leaderboards/new/", views.board_create, name="leaderboard_create"),
+    path("leaderboards/<slug:slug>/", views.board_page, name="leaderboard"),
+    path("leaderboards/<slug:slug>/refresh/", views.board_refresh, name="leaderboard_refresh"),
+    path(
+        "leaderboards/<slug:slug>/visibility/",
+        views.board_visibility,
+        name="leaderboard_visibility",
+    ),
+]

@@ -1,0 +1,162 @@
+"""Leaderboard pages: the list, one board (filters, sort, source), and the admins' actions
+(create, recompute, publish). Thin: leaderboards.services and .selectors hold the logic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
+
+from leaderboards import selectors, services
+from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility
+from panels.access import allowed, require
+from taxonomy.models import Complexity, TaskGroup
+
+
+class BoardForm(forms.ModelForm):
+    task_groups = forms.ModelMultipleChoiceField(
+        queryset=TaskGroup.objects.order_by("position"),
+        required=False,
+        label=gettext_lazy("Task types (none: all)"),
+    )
+
+    class Meta:
+        model = Leaderboard
+        fields = ["slug", "title", "description", "task_groups"]
+
+    def clean_slug(self) -> str:
+        slug: str = self.cleaned_data["slug"]
+        if slug == "new":  # the creation route's own path
+            raise forms.ValidationError(_("This name is reserved."))
+        return slug
+
+
+class VisibilityForm(forms.Form):
+    visibility = forms.ChoiceField(choices=Visibility.choices)
+    reason = forms.CharField(max_length=500, required=False)
+
+
+def _board_for(request: HttpRequest, slug: str) -> Leaderboard | HttpResponse:
+    board = get_object_or_404(Leaderboard, slug=slug)
+    if not allowed(request.user, "leaderboards.view_leaderboard", board):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        require(request.user, "leaderboards.view_leaderboard", board)
+    return board
+
+
+def _list(request: HttpRequest, form: BoardForm | None = None, status: int = 200) -> HttpResponse:
+    boards = [
+        b
+        for b in Leaderboard.objects.order_by("title")
+        if allowed(request.user, "leaderboards.view_leaderboard", b)
+    ]
+    manage = allowed(request.user, "leaderboards.manage_leaderboards")
+    context = {"boards": boards, "form": form or (BoardForm() if manage else None)}
+    return render(request, "leaderboards/list.html", context, status=status)
+
+
+@require_GET
+def board_list(request: HttpRequest) -> HttpResponse:
+    return _list(request)
+
+
+@login_required
+@require_POST
+def board_create(request: HttpRequest) -> HttpResponse:
+    require(request.user, "leaderboards.manage_leaderboards")
+    form = BoardForm(request.POST)
+    if not form.is_valid():
+        return _list(request, form, status=400)
+    board = form.save()
+    services.snapshot_queue(board, request.user)
+    return redirect("leaderboard", slug=board.slug)
+
+
+@require_GET
+def board_page(request: HttpRequest, slug: str) -> HttpResponse:
+    found = _board_for(request, slug)
+    if isinstance(found, HttpResponse):
+        return found
+    board = found
+    snapshot = LeaderboardSnapshot.objects.filter(leaderboard=board).first()
+    data: dict[str, Any] = snapshot.data if snapshot else {}
+    get = request.GET
+    filters = selectors.Filters(
+        group=get.get("group", ""),
+        criterion=get.get("criterion", ""),
+        complexity=get.get("complexity", ""),
+        style=get.get("style", ""),
+    )
+    sort = get.get("sort", "score")
+    if sort not in selectors.SORTS:
+        sort = "score"
+    view = selectors.table(data, get.get("source", services.EXPERTS), filters, sort)
+    manage = allowed(request.user, "leaderboards.manage_leaderboards")
+    context = {
+        "board": board,
+        "snapshot": snapshot,
+        "view": view,
+        "filters": filters,
+        "sort": sort,
+        "sources": [(s["key"], s["kind"], s["name"]) for s in data.get("sources", [])],
+        "group_choices": sorted(
+            ((k, selectors.label(v)) for k, v in data.get("groups", {}).items()),
+            key=lambda kv: kv[1],
+        ),
+        "criterion_choices": sorted(
+            ((k, selectors.label(v)) for k, v in data.get("criteria", {}).items()),
+            key=lambda kv: kv[1],
+        ),
+        "style_choices": sorted(
+            ((k, selectors.label(v)) for k, v in data.get("styles", {}).items()),
+            key=lambda kv: kv[1],
+        ),
+        "complexity_choices": Complexity.choices,
+        "manage": manage,
+        "visibility_form": VisibilityForm(initial={"visibility": board.visibility})
+        if manage
+        else None,
+        "changes": board.changes.select_related("actor")[:10] if manage else [],
+    }
+    return render(request, "leaderboards/board.html", context)
+
+
+@login_required
+@require_POST
+def board_refresh(request: HttpRequest, slug: str) -> HttpResponse:
+    require(request.user, "leaderboards.manage_leaderboards")
+    board = get_object_or_404(Leaderboard, slug=slug)
+    _job, queued = services.snapshot_queue(board, request.user)
+    if queued:
+        messages.info(request, _("The leaderboard is being recomputed."))
+    else:
+        messages.info(request, _("The leaderboard is already being recomputed."))
+    return redirect("leaderboard", slug=board.slug)
+
+
+@login_required
+@require_POST
+def board_visibility(request: HttpRequest, slug: str) -> HttpResponse:
+    require(request.user, "leaderboards.manage_leaderboards")
+    board = get_object_or_404(Leaderboard, slug=slug)
+    form = VisibilityForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse(_("Choose private, internal or public."), status=400)
+    changed = services.visibility_set(
+        board,
+        form.cleaned_data["visibility"],
+        actor=request.user,
+        reason=form.cleaned_data["reason"],
+    )
+    if changed:
+        messages.success(request, _("Visibility: %s.") % board.get_visibility_display())
+    return redirect("leaderboard", slug=board.slug)

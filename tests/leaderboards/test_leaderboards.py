@@ -1,0 +1,237 @@
+"""Leaderboards: the snapshot's rows from expert verdicts and a judge's scores against a plain
+computation, the filters, the baselines, the visibility for every persona, publishing audited,
+no output on any page."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from dataset.models import EXCLUDED_CRITICAL, TripleAggregate
+from judging.models import JudgeConfig, JudgeEstimate, JudgeRun, RunKind, RunStatus
+from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility, VisibilityChange
+from leaderboards.services import EXPERTS, snapshot_store
+from material.models import Answer, LanguageModel
+from participants.models import Participant
+from taxonomy.models import Criterion, CriterionGroup
+from tests.conftest import Personas, make_user
+from work.models import Triple
+
+pytestmark = pytest.mark.django_db
+
+SECRET = "Секретный ответ модели"
+
+
+@dataclass
+class World:
+    board: Leaderboard
+    answers: dict[str, list[Answer]]
+    general: list[Criterion]
+    critical: Criterion
+    triples: dict[tuple[int, int], Triple]
+
+
+def _criteria() -> tuple[list[Criterion], Criterion]:
+    general = [
+        c
+        for c in Criterion.objects.filter(group=CriterionGroup.GENERAL, rubric__isnull=False)
+        .select_related("rubric")
+        .order_by("pk")
+        if c.rubric is not None and c.rubric.values == [0, 1, 2]
+    ][:2]
+    critical = Criterion.objects.filter(group=CriterionGroup.CRITICAL, rubric__isnull=False).first()
+    assert len(general) == 2 and critical is not None
+    return general, critical
+
+
+# Verdicts (means on the 0–2 scale) of each answer on the two general criteria, and whether its
+# critical criterion is violated.
+VERDICTS = {
+    "Alpha": [((2.0, 1.0), False), ((2.0, 2.0), True)],
+    "Beta": [((1.0, 0.0), False), ((2.0, 1.0), False)],
+    "Human": [((2.0, 2.0), False)],
+}
+
+
+@pytest.fixture
+def world(personas: Personas, make_answer: Callable[..., Answer]) -> World:
+    general, critical = _criteria()
+    panel = personas.panel_a
+    answers: dict[str, list[Answer]] = {}
+    triples = {}
+    for model, rows in VERDICTS.items():
+        for verdicts, violated in rows:
+            answer = make_answer(model=model, text=SECRET)
+            answers.setdefault(model, []).append(answer)
+            for criterion, mean in zip(general, verdicts, strict=True):
+                triple = Triple.objects.create(
+                    answer=answer,
+                    criterion=criterion,
+                    rubric=criterion.rubric,
+                    group=criterion.group,
+                    panel=panel,
+                    required_overlap=2,
+                )
+                triples[(answer.pk, criterion.pk)] = triple
+                TripleAggregate.objects.create(
+                    triple=triple,
+                    n_estimates=2,
+                    mean=mean,
+                    excluded_reason=EXCLUDED_CRITICAL if violated else "",
+                )
+            triple = Triple.objects.create(
+                answer=answer,
+                criterion=critical,
+                rubric=critical.rubric,
+                group=critical.group,
+                panel=panel,
+                required_overlap=2,
+            )
+            triples[(answer.pk, critical.pk)] = triple
+            TripleAggregate.objects.create(triple=triple, n_estimates=2, mean=float(violated))
+    LanguageModel.objects.filter(name="Human").update(provider="human")
+    board = Leaderboard.objects.create(slug="pollux", title="POLLUX")
+    return World(board, answers, general, critical, triples)
+
+
+def expected(model: str) -> float:
+    """The gated mean of normalised verdicts, by hand: a violated answer scores 0."""
+    values = [0.0 if bad else v / 2 for verdicts, bad in VERDICTS[model] for v in verdicts]
+    return sum(values) / len(values)
+
+
+def rows_of(snapshot: LeaderboardSnapshot, source: str = EXPERTS) -> dict[str, dict[str, Any]]:
+    (found,) = [s for s in snapshot.data["sources"] if s["key"] == source]
+    names = dict(LanguageModel.objects.values_list("pk", "name"))
+    return {names[r["model"]]: r for r in found["models"]}
+
+
+def test_the_expert_rows_are_gated_means_with_intervals(world: World) -> None:
+    snapshot = snapshot_store(world.board, rounds=300)
+    rows = rows_of(snapshot)
+    for model in VERDICTS:
+        assert rows[model]["mean"] == pytest.approx(expected(model))
+        assert rows[model]["low"] <= rows[model]["mean"] <= rows[model]["high"]
+    assert rows["Alpha"]["gated_answers"] == 1 and rows["Beta"]["gated_answers"] == 0
+    assert snapshot.data["models"][str(world.answers["Human"][0].model_id)]["human"] is True
+    # The random baseline: uniform 0–2 verdicts (mean 1/2), gated with probability 1/2 by the
+    # binary critical criterion: 1/4.
+    (experts,) = [s for s in snapshot.data["sources"] if s["key"] == EXPERTS]
+    assert experts["random"]["mean"] == pytest.approx(0.25)
+
+
+def test_a_judges_scores_are_a_source_of_their_own(world: World, personas: Personas) -> None:
+    config = JudgeConfig.objects.create(name="tiny-judge", backend="echo")
+    run = JudgeRun.objects.create(
+        config=config, kind=RunKind.POINTWISE, backend="echo", status=RunStatus.DONE
+    )
+    # The judge gives every general criterion 2 and flags Beta's first answer as critical.
+    beta_first = world.answers["Beta"][0].pk
+    for (answer_id, criterion_id), triple in world.triples.items():
+        critical = criterion_id == world.critical.pk
+        score = (1.0 if answer_id == beta_first else 0.0) if critical else 2.0
+        JudgeEstimate.objects.create(
+            run=run, triple=triple, config=config, score=score, parse_ok=True
+        )
+    snapshot = snapshot_store(world.board, rounds=0)
+    judge = rows_of(snapshot, f"judge:{config.pk}")
+    assert judge["Alpha"]["mean"] == 1.0 and judge["Human"]["mean"] == 1.0
+    assert judge["Beta"]["mean"] == pytest.approx(0.5)  # one of two answers gated
+
+
+def test_the_page_filters_and_never_shows_an_output(world: World, personas: Personas) -> None:
+    snapshot_store(world.board, rounds=100)
+    client = Client()
+    client.force_login(personas.admin)
+    url = reverse("leaderboard", args=["pollux"])
+    page = client.get(url).content.decode()
+    assert SECRET not in page and "Alpha" in page and "random baseline" in page
+    assert page.index("Human") < page.index("Alpha")  # sorted by score, the best first
+    # Filtered on the first general criterion: Beta's answers are 1 and 2 → 0.75.
+    criterion = world.general[0].pk
+    page = client.get(url, {"criterion": criterion}).content.decode()
+    assert "0.750" in page and "random baseline" not in page
+
+
+@pytest.mark.parametrize(
+    ("visibility", "expected_codes"),
+    [
+        # anon, expert, supervisor (not an expert), admin, participant, plain user
+        (Visibility.PRIVATE, ("login", 403, 200, 200, 403, 403)),
+        (Visibility.INTERNAL, ("login", 403, 200, 200, 200, 200)),
+        (Visibility.PUBLIC, (200, 200, 200, 200, 200, 200)),
+    ],
+)
+def test_each_visibility_for_each_persona(
+    world: World, personas: Personas, visibility: str, expected_codes: tuple[Any, ...]
+) -> None:
+    Leaderboard.objects.filter(pk=world.board.pk).update(visibility=visibility)
+    participant = make_user("participant_1")
+    Participant.objects.create(user=participant, organisation="Lab", approved=True)
+    users = [
+        None,
+        personas.expert_a.user,
+        personas.supervisor_a,
+        personas.admin,
+        participant,
+        make_user("plain"),
+    ]
+    url = reverse("leaderboard", args=["pollux"])
+    for user, code in zip(users, expected_codes, strict=True):
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        response = client.get(url)
+        if code == "login":
+            assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+        else:
+            assert response.status_code == code, (user, visibility)
+        listed = "pollux" in client.get(reverse("leaderboards")).content.decode()
+        assert listed == (code == 200)
+
+
+def test_publishing_is_an_admins_audited_action(world: World, personas: Personas) -> None:
+    url = reverse("leaderboard_visibility", args=["pollux"])
+    for user in (personas.supervisor_a, personas.expert_a.user):
+        client = Client()
+        client.force_login(user)
+        assert client.post(url, {"visibility": "public"}).status_code == 403
+    admin = Client()
+    admin.force_login(personas.admin)
+    assert admin.post(url, {"visibility": "loud"}).status_code == 400
+    assert admin.post(url, {"visibility": "public", "reason": "paper"}).status_code == 302
+    world.board.refresh_from_db()
+    assert world.board.visibility == Visibility.PUBLIC
+    change = VisibilityChange.objects.get()
+    assert (change.old, change.new, change.reason, change.actor) == (
+        "private",
+        "public",
+        "paper",
+        personas.admin,
+    )
+    assert Client().get(reverse("leaderboard", args=["pollux"])).status_code == 200
+
+
+def test_an_admin_creates_a_board_and_its_snapshot_is_computed(
+    world: World, personas: Personas, django_capture_on_commit_callbacks: Any
+) -> None:
+    admin = Client()
+    admin.force_login(personas.admin)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin.post(reverse("leaderboard_create"), {"slug": "all", "title": "All"})
+    assert response.status_code == 302
+    board = Leaderboard.objects.get(slug="all")
+    # Celery runs eagerly in the tests: the job has computed the first snapshot.
+    snapshot = LeaderboardSnapshot.objects.get(leaderboard=board)
+    assert rows_of(snapshot)["Beta"]["mean"] == pytest.approx(expected("Beta"))
+    assert (
+        admin.post(reverse("leaderboard_create"), {"slug": "new", "title": "x"}).status_code == 400
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert admin.post(reverse("leaderboard_refresh", args=["all"])).status_code == 302
+    assert LeaderboardSnapshot.objects.filter(leaderboard=board).count() == 2
