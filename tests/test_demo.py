@@ -212,3 +212,33 @@ def test_the_demo_has_a_practice_exam_with_explained_references(
     client.force_login(member.expert.user)
     html = client.get(reverse("my_exams")).content.decode()
     assert DEMO_PRACTICE_TITLE in html and "start-exam" in html
+
+
+@pytest.mark.django_db
+def test_the_demo_has_a_public_leaderboard_from_the_panels_past_work(demo_settings: Any) -> None:
+    from django.test import Client
+
+    from demo.demo_leaderboard import DEMO_BOARD, QUALITY
+    from leaderboards.models import Leaderboard
+
+    seed()
+    board = Leaderboard.objects.get(slug=DEMO_BOARD)
+    assert board.visibility == "public"
+    snapshot = board.snapshots.first()
+    assert snapshot is not None
+    (experts,) = [s for s in snapshot.data["sources"] if s["key"] == "experts"]
+    names = {str(m.pk): m.name for m in LanguageModel.objects.all()}
+    means = {names[str(r["model"])]: r["mean"] for r in experts["models"]}
+    assert set(means) == {m.name for m in DEMO_MODELS}
+    assert all(mean is not None for mean in means.values())
+    best = max(QUALITY, key=QUALITY.__getitem__)
+    worst = min(QUALITY, key=QUALITY.__getitem__)
+    assert means[best] > means[worst]
+    # The newcomer's expert still has all her work: only the other experts' past was scripted.
+    assert not Assignment.objects.filter(
+        expert__user__username=DEMO_EXPERT, status=AssignmentStatus.SUBMITTED
+    ).exists()
+    # An anonymous visitor reads it: model names and scores, no output.
+    page = Client().get(reverse("leaderboard", args=[DEMO_BOARD])).content.decode()
+    assert all(m.name in page for m in DEMO_MODELS)
+    assert not any(a.text[:60] in page for a in Answer.objects.all())

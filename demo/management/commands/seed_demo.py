@@ -26,6 +26,7 @@ from demo.demo_data import (
     DemoReport,
     demo_seed,
 )
+from demo.demo_leaderboard import demo_leaderboard_ensure
 from demo.demo_markup import (
     DEMO_PARTICIPANT,
     demo_contest_ensure,
@@ -124,6 +125,8 @@ class Command(BaseCommand):
         judge_line = None if options["no_judge"] else _maybe_run_demo_judge(self.stdout.write)
         if judge_line:
             self.stdout.write(judge_line)
+        # After the judge run: the leaderboard has the experts' rows and the judge's.
+        self.stdout.write(f"leaderboard: {demo_leaderboard_ensure()}")
         self._print_logins()
 
     def _print_logins(self) -> None:
