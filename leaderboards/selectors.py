@@ -143,3 +143,97 @@ def _sort_key(sort: str) -> Any:
         return (missing, -(row.mean or 0.0), row.name.lower())
 
     return key
+
+
+# --------------------------------------------------------------------------------------------
+# The snapshot, read once per process: a snapshot never changes once stored (a recomputation
+# is a new row), so its parsed data is kept by id, the few latest ones.
+# --------------------------------------------------------------------------------------------
+
+_CACHE: dict[int, dict[str, Any]] = {}
+_CACHE_SIZE = 8
+
+
+def latest_snapshot(board: Any) -> tuple[Any, dict[str, Any]]:
+    """The board's latest snapshot (without its data column) and its data, or (None, {})."""
+    from leaderboards.models import LeaderboardSnapshot
+
+    snapshot = (
+        LeaderboardSnapshot.objects.filter(leaderboard=board)
+        .defer("data")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if snapshot is None:
+        return None, {}
+    data = _CACHE.get(snapshot.pk)
+    if data is None:
+        data = (
+            LeaderboardSnapshot.objects.filter(pk=snapshot.pk).values_list("data", flat=True).get()
+        )
+        while len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[snapshot.pk] = data
+    return snapshot, data
+
+
+# --------------------------------------------------------------------------------------------
+# One model, two models.
+# --------------------------------------------------------------------------------------------
+
+
+def source_of(data: dict[str, Any], key: str) -> dict[str, Any] | None:
+    sources = {s["key"]: s for s in data.get("sources", [])}
+    return sources.get(key) or next(iter(sources.values()), None)
+
+
+def model_row(source: dict[str, Any], model: str) -> dict[str, Any] | None:
+    return next((m for m in source["models"] if str(m["model"]) == model), None)
+
+
+def profile(data: dict[str, Any], source: dict[str, Any], model: str) -> dict[str, Any] | None:
+    """A model's scores per task type (bars) and its strongest and weakest criteria."""
+    row = model_row(source, model)
+    if row is None:
+        return None
+    groups = sorted(row["by_group"].items(), key=lambda kv: label(data["groups"].get(kv[0])))
+    criteria = sorted(row["by_criterion"].items(), key=lambda kv: kv[1])
+    named = [(label(data["criteria"].get(k)), v) for k, v in criteria]
+    return {
+        "row": row,
+        "name": data["models"].get(model, {}).get("name", model),
+        "groups": [(label(data["groups"].get(k)), v) for k, v in groups],
+        "weakest": named[:5],
+        "strongest": named[::-1][:5],
+    }
+
+
+Compared = tuple[str, float | None, float | None, float | None]  # name, a, b, a − b
+
+
+def comparison(
+    data: dict[str, Any], source: dict[str, Any], a: str, b: str
+) -> dict[str, Any] | None:
+    """Two models per task type and per criterion, with the difference a − b."""
+    ra, rb = model_row(source, a), model_row(source, b)
+    if ra is None or rb is None:
+        return None
+
+    def rows(
+        part: str, names: dict[str, Any]
+    ) -> list[tuple[str, float | None, float | None, float | None]]:
+        keys = sorted(set(ra[part]) | set(rb[part]), key=lambda k: label(names.get(k)))
+        out = []
+        for k in keys:
+            x, y = ra[part].get(k), rb[part].get(k)
+            out.append((label(names.get(k)), x, y, None if x is None or y is None else x - y))
+        return out
+
+    return {
+        "a": ra,
+        "b": rb,
+        "name_a": data["models"].get(a, {}).get("name", a),
+        "name_b": data["models"].get(b, {}).get("name", b),
+        "groups": rows("by_group", data.get("groups", {})),
+        "criteria": rows("by_criterion", data.get("criteria", {})),
+    }

@@ -8,6 +8,10 @@ urlpatterns = [
     path("leaderboards/", views.board_list, name="leaderboards"),
     path("leaderboards/new/", views.board_create, name="leaderboard_create"),
     path("leaderboards/<slug:slug>/", views.board_page, name="leaderboard"),
+    path(
+        "leaderboards/<slug:slug>/models/<int:model>/", views.model_page, name="leaderboard_model"
+    ),
+    path("leaderboards/<slug:slug>/compare/", views.compare_page, name="leaderboard_compare"),
     path("leaderboards/<slug:slug>/refresh/", views.board_refresh, name="leaderboard_refresh"),
     path(
         "leaderboards/<slug:slug>/visibility/",

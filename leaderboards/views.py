@@ -9,14 +9,15 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboards import selectors, services
-from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility
+from leaderboards.models import Leaderboard, Visibility
+from leaderboards.svg import bars_svg
 from panels.access import allowed, require
 from taxonomy.models import Complexity, TaskGroup
 
@@ -87,8 +88,7 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
     if isinstance(found, HttpResponse):
         return found
     board = found
-    snapshot = LeaderboardSnapshot.objects.filter(leaderboard=board).first()
-    data: dict[str, Any] = snapshot.data if snapshot else {}
+    snapshot, data = selectors.latest_snapshot(board)
     get = request.GET
     filters = selectors.Filters(
         group=get.get("group", ""),
@@ -108,6 +108,9 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
         "filters": filters,
         "sort": sort,
         "sources": [(s["key"], s["kind"], s["name"]) for s in data.get("sources", [])],
+        "models": sorted(
+            ((k, v["name"]) for k, v in data.get("models", {}).items()), key=lambda kv: kv[1]
+        ),
         "group_choices": sorted(
             ((k, selectors.label(v)) for k, v in data.get("groups", {}).items()),
             key=lambda kv: kv[1],
@@ -160,3 +163,48 @@ def board_visibility(request: HttpRequest, slug: str) -> HttpResponse:
     if changed:
         messages.success(request, _("Visibility: %s.") % board.get_visibility_display())
     return redirect("leaderboard", slug=board.slug)
+
+
+def _source(request: HttpRequest, data: dict[str, Any]) -> dict[str, Any]:
+    source = selectors.source_of(data, request.GET.get("source", services.EXPERTS))
+    if source is None:
+        raise Http404
+    return source
+
+
+@require_GET
+def model_page(request: HttpRequest, slug: str, model: int) -> HttpResponse:
+    """One model: its profile across task types, its strongest and weakest criteria."""
+    found = _board_for(request, slug)
+    if isinstance(found, HttpResponse):
+        return found
+    snapshot, data = selectors.latest_snapshot(found)
+    source = _source(request, data)
+    shown = selectors.profile(data, source, str(model))
+    if shown is None:
+        raise Http404
+    chart = bars_svg(
+        [name for name, _v in shown["groups"]], [[v for _n, v in shown["groups"]]], shown["name"]
+    )
+    context = {"board": found, "snapshot": snapshot, "source": source, "shown": shown}
+    return render(request, "leaderboards/model.html", {**context, "chart": chart})
+
+
+@require_GET
+def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Two models side by side, per task type and per criterion."""
+    found = _board_for(request, slug)
+    if isinstance(found, HttpResponse):
+        return found
+    snapshot, data = selectors.latest_snapshot(found)
+    source = _source(request, data)
+    shown = selectors.comparison(data, source, request.GET.get("a", ""), request.GET.get("b", ""))
+    if shown is None:
+        raise Http404
+    chart = bars_svg(
+        [name for name, *_rest in shown["groups"]],
+        [[x for _n, x, _y, _d in shown["groups"]], [y for _n, _x, y, _d in shown["groups"]]],
+        f"{shown['name_a']} / {shown['name_b']}",
+    )
+    context = {"board": found, "snapshot": snapshot, "source": source, "shown": shown}
+    return render(request, "leaderboards/compare.html", {**context, "chart": chart})

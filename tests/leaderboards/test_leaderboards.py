@@ -4,6 +4,7 @@ no output on any page."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -235,3 +236,29 @@ def test_an_admin_creates_a_board_and_its_snapshot_is_computed(
     with django_capture_on_commit_callbacks(execute=True):
         assert admin.post(reverse("leaderboard_refresh", args=["all"])).status_code == 302
     assert LeaderboardSnapshot.objects.filter(leaderboard=board).count() == 2
+
+
+def test_a_models_page_shows_its_profile_and_the_comparison_both_models(
+    world: World, personas: Personas
+) -> None:
+    snapshot_store(world.board, rounds=50)
+    Leaderboard.objects.filter(pk=world.board.pk).update(visibility=Visibility.PUBLIC)
+    alpha = world.answers["Alpha"][0].model_id
+    beta = world.answers["Beta"][0].model_id
+    client = Client()
+    page = client.get(reverse("leaderboard_model", args=["pollux", alpha])).content.decode()
+    assert "<svg" in page and "Alpha" in page and SECRET not in page
+    # Alpha's criteria: the first general one 1 and 0 (gated) → 0.5, the second 0.5 and 0.
+    strongest = re.search(r'<ol id="strongest"><li>(.*?)</li>', page)
+    weakest = re.search(r'<ol id="weakest"><li>(.*?)</li>', page)
+    assert strongest and re.search(r"0[.,]500", strongest.group(1))
+    assert weakest and re.search(r"0[.,]250", weakest.group(1))
+    assert client.get(reverse("leaderboard_model", args=["pollux", 999999])).status_code == 404
+    url = reverse("leaderboard_compare", args=["pollux"])
+    page = client.get(url, {"a": alpha, "b": beta}).content.decode()
+    assert "Alpha" in page and "Beta" in page and "compare-groups" in page
+    assert client.get(url, {"a": alpha, "b": "x"}).status_code == 404
+    # The page is the board's: private again, a visitor is sent to log in.
+    Leaderboard.objects.filter(pk=world.board.pk).update(visibility=Visibility.PRIVATE)
+    response = client.get(reverse("leaderboard_model", args=["pollux", alpha]))
+    assert response.status_code == 302

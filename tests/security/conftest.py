@@ -106,8 +106,9 @@ class World:
     markup_text: Any = None
     # Participants (markup.contest) by the side whose run is theirs.
     participants: dict[str, User] = field(default_factory=dict)
-    # A private leaderboard with a computed snapshot (no panel's).
+    # A private leaderboard with a computed snapshot (no panel's), and a model it ranks.
     leaderboard: Any = None
+    leaderboard_model: int = 0
 
     def side(self, owner: str) -> Side:
         return self.a if owner == "A" else self.b
@@ -297,11 +298,21 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
             side.markup_work = _markup_work(world.markup_text, side)
         _markup_runs(world)
     if apps.is_installed("leaderboards"):
+        from dataset.models import TripleAggregate
         from leaderboards.models import Leaderboard
         from leaderboards.services import snapshot_store
+        from work.models import Triple
 
+        # One verdict, so that the board ranks a model (the page of one model is a route).
+        first = Triple.objects.filter(kind="pointwise").exclude(group="critical").first()
+        assert first is not None
+        TripleAggregate.objects.get_or_create(
+            triple=first, defaults={"n_estimates": 2, "mean": 1.0}
+        )
         world.leaderboard = Leaderboard.objects.create(slug="security-board", title="Board")
-        snapshot_store(world.leaderboard, rounds=10)
+        snapshot = snapshot_store(world.leaderboard, rounds=10)
+        ranked = snapshot.data["sources"][0]["models"]
+        world.leaderboard_model = ranked[0]["model"] if ranked else 0
     return world
 
 

@@ -1160,6 +1160,16 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
         POST=e(405, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
+    "leaderboard_model": Row(
+        lambda w, s: {"slug": w.leaderboard.slug, "model": w.leaderboard_model},
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(405, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "leaderboard_compare": Row(
+        BOARD,
+        GET=e(LOGIN, 403, 403, 404, 404, 404, 403, 403, 403, 404),
+        POST=e(405, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
     "leaderboard_refresh": Row(
         BOARD,
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
@@ -1539,6 +1549,8 @@ PARTICIPANT: dict[str, dict[str, Cell]] = {
     # The list lists nothing he may not open; the world's board is private.
     "leaderboards": {"GET": 200, "POST": 405},
     "leaderboard": {"GET": 403, "POST": 405},
+    "leaderboard_model": {"GET": 403, "POST": 405},
+    "leaderboard_compare": {"GET": 403, "POST": 405},
 }
 REFUSED = {403, 404, 405}
 
