@@ -257,7 +257,7 @@ def test_a_models_page_shows_its_profile_and_the_comparison_both_models(
     url = reverse("leaderboard_compare", args=["pollux"])
     page = client.get(url, {"a": alpha, "b": beta}).content.decode()
     assert "Alpha" in page and "Beta" in page and "compare-groups" in page
-    assert client.get(url, {"a": alpha, "b": "x"}).status_code == 404
+    assert client.get(url, {"a": str(alpha), "b": "x"}).status_code == 404
     # The page is the board's: private again, a visitor is sent to log in.
     Leaderboard.objects.filter(pk=world.board.pk).update(visibility=Visibility.PRIVATE)
     response = client.get(reverse("leaderboard_model", args=["pollux", alpha]))
