@@ -25,6 +25,7 @@ NAMES = [
     "pairwise-ranking",
     "data-browser",
     "span-matching",
+    "leaderboard",
 ]
 # A benchmark whose module is not its name with underscores.
 MODULES = {"data-browser": "browser_page"}

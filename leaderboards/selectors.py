@@ -7,6 +7,7 @@ interval (the interval needs the answers, which the cells do not keep)."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,29 +153,48 @@ def _sort_key(sort: str) -> Any:
 
 _CACHE: dict[int, dict[str, Any]] = {}
 _CACHE_SIZE = 8
+_LOAD = threading.Lock()
 
 
-def latest_snapshot(board: Any) -> tuple[Any, dict[str, Any]]:
-    """The board's latest snapshot (without its data column) and its data, or (None, {})."""
+def latest_snapshot_row(board: Any) -> Any:
+    """The board's latest snapshot without its data column (None before the first)."""
     from leaderboards.models import LeaderboardSnapshot
 
-    snapshot = (
+    return (
         LeaderboardSnapshot.objects.filter(leaderboard=board)
         .defer("data")
         .order_by("-created_at", "-pk")
         .first()
     )
+
+
+def snapshot_data(snapshot_id: int) -> dict[str, Any]:
+    """A snapshot's data, parsed once per process (one thread loads, the others wait for it)."""
+    from leaderboards.models import LeaderboardSnapshot
+
+    data = _CACHE.get(snapshot_id)
+    if data is not None:
+        return data
+    with _LOAD:
+        data = _CACHE.get(snapshot_id)
+        if data is None:
+            data = (
+                LeaderboardSnapshot.objects.filter(pk=snapshot_id)
+                .values_list("data", flat=True)
+                .get()
+            )
+            while len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.pop(next(iter(_CACHE)))
+            _CACHE[snapshot_id] = data
+    return data
+
+
+def latest_snapshot(board: Any) -> tuple[Any, dict[str, Any]]:
+    """The board's latest snapshot (without its data column) and its data, or (None, {})."""
+    snapshot = latest_snapshot_row(board)
     if snapshot is None:
         return None, {}
-    data = _CACHE.get(snapshot.pk)
-    if data is None:
-        data = (
-            LeaderboardSnapshot.objects.filter(pk=snapshot.pk).values_list("data", flat=True).get()
-        )
-        while len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[snapshot.pk] = data
-    return snapshot, data
+    return snapshot, snapshot_data(snapshot.pk)
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,11 +2,12 @@
 
 The snapshot (`snapshot_data`) holds, per source — the experts' verdicts (dataset.TripleAggregate,
 the aggregation job's output) and each judge configuration's latest pointwise scores — one row
-per model: the gated mean normalised score with its bootstrap 95 % interval, per task type and
-per criterion (protocol.leaderboard, whose docstring states the rules), and the cells
-(model × task type × criterion × complexity × style: sum and count) from which the page's
-filters recompute a mean without reading a verdict again. A random baseline row per source is
-computed from the same rows' scales; a model whose provider is "human" is the human baseline.
+per model: the gated mean normalised score with its bootstrap 95 % interval, per task type (the
+catalogue's top-level task of the instruction's task: POLLUX's 35 task types) and per criterion
+(protocol.leaderboard, whose docstring states the rules); and the cells (model × task type ×
+criterion × complexity × style: sum and count) from which the page's filters recompute a mean
+without reading a verdict again. A random baseline row per source is computed from the same
+rows' scales; a model whose provider is "human" is the human baseline.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility, Vi
 from material.models import LanguageModel
 from protocol.critical import is_violation
 from protocol.leaderboard import model_scores, normalise, random_baseline
-from taxonomy.models import BestEnd, Criterion, CriterionGroup, FunctionalStyle, Rubric, TaskGroup
+from taxonomy.models import BestEnd, Criterion, CriterionGroup, FunctionalStyle, Rubric, Task
 from work.models import TripleKind
 
 HUMAN_PROVIDER = "human"
@@ -57,6 +58,8 @@ class Verdicts:
         return cls([], [], [], [], [], [], [], [], [], [])
 
     def add(self, row: tuple[Any, ...], value: float, critical: bool, violated: bool) -> None:
+        """`row`: model, answer, task type (the row's task mapped by `task_types`), criterion,
+        complexity, style, rubric."""
         model, answer, group, criterion, complexity, style, rubric = row
         self.model.append(model)
         self.answer.append(answer)
@@ -76,7 +79,7 @@ def _triple_columns(prefix: str) -> list[str]:
     return [
         f"{answer}model_id",
         f"{prefix}answer_id",
-        f"{answer}instruction__task__group_id",
+        f"{answer}instruction__task_id",
         f"{prefix}criterion_id",
         f"{answer}instruction__complexity",
         f"{answer}instruction__style_id",
@@ -101,7 +104,8 @@ def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
         *_triple_columns("triple__"), "triple__group", "mean", "excluded_reason"
     )
     out = Verdicts.empty()
-    collected = list(rows)
+    types = task_types()
+    collected = [(r[0], r[1], types.get(r[2]), *r[3:]) for r in rows]
     gated = {r[1] for r in collected if r[9] == EXCLUDED_CRITICAL}
     for r in collected:
         critical = r[7] == CriterionGroup.CRITICAL
@@ -115,6 +119,21 @@ def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
             continue
         out.add(r[:7], float(r[8]), critical, critical and r[1] in gated)
     return out
+
+
+def task_types() -> dict[int, int]:
+    """Each catalogue task's task type: its top-level task (POLLUX's 35 task types, Table 1)."""
+    parents = {
+        pk: (parent, level)
+        for pk, parent, level in Task.objects.values_list("pk", "parent_id", "level")
+    }
+    roots: dict[int, int] = {}
+    for pk in parents:
+        node = pk
+        while parents[node][1] > 0 and parents[node][0] is not None:
+            node = parents[node][0]
+        roots[pk] = node
+    return roots
 
 
 def judge_sources() -> list[JudgeConfig]:
@@ -146,7 +165,9 @@ def judge_verdicts(board: Leaderboard, config: JudgeConfig, rubrics: dict[int, R
         *_triple_columns("triple__"), "triple__group", "score"
     )
     out = Verdicts.empty()
-    for r in rows:
+    types = task_types()
+    for raw in rows:
+        r = (raw[0], raw[1], types.get(raw[2]), *raw[3:])
         critical = r[7] == CriterionGroup.CRITICAL
         rubric = rubrics[r[6]]
         top = float(rubric.max_value)
@@ -283,8 +304,8 @@ def snapshot_data(
             for m in models
         },
         "groups": {
-            str(g.pk): {"en": g.name_en, "ru": g.name_ru}
-            for g in TaskGroup.objects.filter(pk__in={x for v in seen for x in v.group})
+            str(t.pk): {"en": t.name_en, "ru": t.name_ru}
+            for t in Task.objects.filter(pk__in={x for v in seen for x in v.group})
         },
         "criteria": {
             str(c.pk): {"en": c.name_en, "ru": c.name_ru, "key": c.key}

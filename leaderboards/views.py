@@ -9,17 +9,34 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.core.cache import cache
+from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboards import selectors, services
-from leaderboards.models import Leaderboard, Visibility
+from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility
 from leaderboards.svg import bars_svg
 from panels.access import allowed, require
 from taxonomy.models import Complexity, TaskGroup
+
+# A snapshot never changes: its rendered views may live long; a new snapshot has new keys. The
+# shared cache (Redis in production) serves every process; the last few views are also kept in
+# the process, as a hit would otherwise fetch ~100 kB per request.
+BODY_CACHE_S = 3600
+_BODIES: dict[str, str] = {}
+_BODIES_SIZE = 64
+
+
+def _remember(key: str, html: str) -> None:
+    while len(_BODIES) >= _BODIES_SIZE:
+        _BODIES.pop(next(iter(_BODIES)))
+    _BODIES[key] = html
 
 
 class BoardForm(forms.ModelForm):
@@ -46,7 +63,17 @@ class VisibilityForm(forms.Form):
 
 
 def _board_for(request: HttpRequest, slug: str) -> Leaderboard | HttpResponse:
-    board = get_object_or_404(Leaderboard, slug=slug)
+    # One query: the board with its latest snapshot's id and time (the page needs no more).
+    latest = LeaderboardSnapshot.objects.filter(leaderboard=OuterRef("pk")).order_by(
+        "-created_at", "-pk"
+    )
+    board = get_object_or_404(
+        Leaderboard.objects.annotate(
+            snapshot_id=Subquery(latest.values("pk")[:1]),
+            snapshot_at=Subquery(latest.values("created_at")[:1]),
+        ),
+        slug=slug,
+    )
     if not allowed(request.user, "leaderboards.view_leaderboard", board):
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
@@ -88,7 +115,8 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
     if isinstance(found, HttpResponse):
         return found
     board = found
-    snapshot, data = selectors.latest_snapshot(board)
+    # Annotated by _board_for: the latest snapshot's id and time.
+    snapshot: int | None = getattr(board, "snapshot_id", None)
     get = request.GET
     filters = selectors.Filters(
         group=get.get("group", ""),
@@ -99,11 +127,55 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
     sort = get.get("sort", "score")
     if sort not in selectors.SORTS:
         sort = "score"
-    view = selectors.table(data, get.get("source", services.EXPERTS), filters, sort)
     manage = allowed(request.user, "leaderboards.manage_leaderboards")
     context = {
         "board": board,
-        "snapshot": snapshot,
+        "snapshot_at": getattr(board, "snapshot_at", None),
+        "body": _body(request, board, snapshot, filters, sort) if snapshot else "",
+        "manage": manage,
+        "visibility_form": VisibilityForm(initial={"visibility": board.visibility})
+        if manage
+        else None,
+        "changes": board.changes.select_related("actor")[:10] if manage else [],
+    }
+    return render(request, "leaderboards/board.html", context)
+
+
+def _body(
+    request: HttpRequest,
+    board: Leaderboard,
+    snapshot: int,
+    filters: selectors.Filters,
+    sort: str,
+) -> str:
+    """The filters, the table and the comparison form: the same for every reader of a snapshot
+    (no CSRF token, no user in it), so rendered once per view and language and then cached."""
+    source = request.GET.get("source", services.EXPERTS)
+    key = "leaderboard:" + ":".join(
+        [
+            str(snapshot),
+            request.LANGUAGE_CODE,
+            source,
+            filters.group,
+            filters.criterion,
+            filters.complexity,
+            filters.style,
+            sort,
+        ]
+    )
+    if len(key) > 200:  # a forged query: not worth a cache entry
+        key = ""
+    cached = _BODIES.get(key) if key else None
+    if cached is None and key:
+        cached = cache.get(key)
+        if cached is not None:
+            _remember(key, cached)
+    if cached is not None:
+        return mark_safe(cached)  # noqa: S308 (our own rendering, stored as rendered)
+    data = selectors.snapshot_data(snapshot)  # only on a miss: a hit needs no data
+    view = selectors.table(data, source, filters, sort)
+    context = {
+        "board": board,
         "view": view,
         "filters": filters,
         "sort": sort,
@@ -124,13 +196,12 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
             key=lambda kv: kv[1],
         ),
         "complexity_choices": Complexity.choices,
-        "manage": manage,
-        "visibility_form": VisibilityForm(initial={"visibility": board.visibility})
-        if manage
-        else None,
-        "changes": board.changes.select_related("actor")[:10] if manage else [],
     }
-    return render(request, "leaderboards/board.html", context)
+    html = render_to_string("leaderboards/_board_body.html", context, request=request)
+    if key:
+        cache.set(key, html, BODY_CACHE_S)
+        _remember(key, html)
+    return mark_safe(html)  # noqa: S308 (a template's own rendering)
 
 
 @login_required
