@@ -69,7 +69,11 @@ def world(personas: Personas, make_answer: Callable[..., Answer]) -> World:
         for verdicts, violated in rows:
             answer = make_answer(model=model, text=SECRET)
             answers.setdefault(model, []).append(answer)
-            for criterion, mean in zip(general, verdicts, strict=True):
+            # The general criteria's verdicts (dropped from the dataset by rule 2 when the
+            # answer violates its critical criterion), then the critical criterion's.
+            reason = EXCLUDED_CRITICAL if violated else ""
+            cells = [(c, mean, reason) for c, mean in zip(general, verdicts, strict=True)]
+            for criterion, mean, excluded in [*cells, (critical, float(violated), "")]:
                 triple = Triple.objects.create(
                     answer=answer,
                     criterion=criterion,
@@ -80,21 +84,8 @@ def world(personas: Personas, make_answer: Callable[..., Answer]) -> World:
                 )
                 triples[(answer.pk, criterion.pk)] = triple
                 TripleAggregate.objects.create(
-                    triple=triple,
-                    n_estimates=2,
-                    mean=mean,
-                    excluded_reason=EXCLUDED_CRITICAL if violated else "",
+                    triple=triple, n_estimates=2, mean=mean, excluded_reason=excluded
                 )
-            triple = Triple.objects.create(
-                answer=answer,
-                criterion=critical,
-                rubric=critical.rubric,
-                group=critical.group,
-                panel=panel,
-                required_overlap=2,
-            )
-            triples[(answer.pk, critical.pk)] = triple
-            TripleAggregate.objects.create(triple=triple, n_estimates=2, mean=float(violated))
     LanguageModel.objects.filter(name="Human").update(provider="human")
     board = Leaderboard.objects.create(slug="pollux", title="POLLUX")
     return World(board, answers, general, critical, triples)

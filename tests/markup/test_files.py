@@ -18,37 +18,19 @@ from django.urls import reverse
 
 from markup.models import Markup, MarkupStatus, MarkupText
 from markup.services import markup_document, markup_store
-from protocol.markup_format import MarkupDocument, default_meta
+from protocol.markup_format import MarkupDocument
 from protocol.markup_json import read_json, to_json
 from protocol.spans import Fragment
 from tests.conftest import Personas
+from tests.markup.test_markup import FIRST, TEXT, document, span
 
 pytestmark = pytest.mark.django_db
 
-TEXT = "Читая книгу, снег падал. Мы одеваем шапки и идём гулять во двор."
 INLINE = (
     "Предмет: русский\nUUID: t-1\nЭксперт: E2\n\n"
     "(*Г.деепр\\ Читая книгу*), снег падал. Мы (*Р.знач\\ одеваем >>надеваем*) шапки и "
     "идём гулять во двор."
 )
-
-
-def span(quote: str, code: str, **extra: Any) -> Fragment:
-    start = TEXT.find(quote)
-    assert start >= 0
-    return Fragment(start=start, end=start + len(quote), code=code, **extra)
-
-
-def document(fragments: list[Fragment], expert: str = "E1", uid: str = "t-1") -> MarkupDocument:
-    meta = default_meta()
-    meta.update(uuid=uid, subject="rus", expert=expert)
-    return MarkupDocument(TEXT, fragments, meta)
-
-
-FIRST = [
-    span("Читая книгу, снег падал", "Г.деепр"),
-    span("одеваем", "Р.оним", subtype="пар", correction="надеваем"),
-]
 
 
 def json_file(doc: MarkupDocument, name: str = "first.json") -> SimpleUploadedFile:
