@@ -112,8 +112,11 @@ def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
         if r[9] and r[9] != EXCLUDED_CRITICAL:
             continue
         if r[9] == EXCLUDED_CRITICAL:
+            # Gated. Its critical row gates it too, unless that row left the dataset for another
+            # reason (too few estimates): the worst value of its scale then scores it 0 alone.
             rubric = rubrics[r[6]]
-            out.add(r[:7], float(rubric.best_value), critical, False)  # gated: value unread
+            worst = max(rubric.values) if rubric.best_end == BestEnd.LOWEST else min(rubric.values)
+            out.add(r[:7], float(worst), critical, False)
             continue
         if r[8] is None:
             continue

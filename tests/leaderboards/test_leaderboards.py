@@ -253,3 +253,15 @@ def test_a_models_page_shows_its_profile_and_the_comparison_both_models(
     Leaderboard.objects.filter(pk=world.board.pk).update(visibility=Visibility.PRIVATE)
     response = client.get(reverse("leaderboard_model", args=["pollux", alpha]))
     assert response.status_code == 302
+
+
+def test_a_gated_answer_counts_0_even_when_its_critical_triple_left_the_dataset(
+    world: World,
+) -> None:
+    # Alpha's violating answer: its critical triple dropped for too few estimates.
+    bad = world.answers["Alpha"][1]
+    TripleAggregate.objects.filter(triple=world.triples[(bad.pk, world.critical.pk)]).update(
+        excluded_reason="few_estimates"
+    )
+    rows = rows_of(snapshot_store(world.board, rounds=0))
+    assert rows["Alpha"]["mean"] == pytest.approx(expected("Alpha"))
