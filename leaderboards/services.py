@@ -267,6 +267,20 @@ def _names(ids: Iterable[int], model: Any, attr: str = "name") -> dict[str, str]
     return {str(o.pk): str(getattr(o, attr, o)) for o in model.objects.filter(pk__in=set(ids))}
 
 
+def criterion_names(criterion: Criterion) -> dict[str, str]:
+    """A criterion's names as the pages show them: the catalogue has several criteria of one
+    name (a domain criterion per functional style, a task criterion per task), so those say
+    whose they are."""
+    style = criterion.style
+    en = [criterion.name_en, style.name_en if style else criterion.task_name]
+    ru = [criterion.name_ru, style.name_ru if style else criterion.task_name]
+    return {
+        "en": " — ".join(part for part in en if part),
+        "ru": " — ".join(part for part in ru if part),
+        "key": criterion.key,
+    }
+
+
 def snapshot_data(
     board: Leaderboard,
     *,
@@ -311,8 +325,10 @@ def snapshot_data(
             for t in Task.objects.filter(pk__in={x for v in seen for x in v.group})
         },
         "criteria": {
-            str(c.pk): {"en": c.name_en, "ru": c.name_ru, "key": c.key}
-            for c in Criterion.objects.filter(pk__in={x for v in seen for x in v.criterion})
+            str(c.pk): criterion_names(c)
+            for c in Criterion.objects.filter(
+                pk__in={x for v in seen for x in v.criterion}
+            ).select_related("style")
         },
         "styles": {
             str(s.pk): {"en": s.name_en, "ru": s.name_ru}
