@@ -59,10 +59,12 @@ def label(entry: dict[str, str] | None) -> str:
     return entry.get(lang) or entry.get("ru") or entry.get("en") or "—"
 
 
-def _filtered(
-    source: dict[str, Any], filters: Filters
-) -> dict[str, tuple[float, int, dict[str, list[float]]]]:
-    out: dict[str, tuple[float, int, dict[str, list[float]]]] = {}
+# Per model: the total and count of its gated values, and per task type the same.
+Sums = dict[str, tuple[float, int, dict[str, list[float]]]]
+
+
+def _filtered(source: dict[str, Any], filters: Filters) -> Sums:
+    out: Sums = {}
     for cell in source["cells"]:
         if not filters.match(cell):
             continue
@@ -76,8 +78,7 @@ def _filtered(
 
 
 def table(data: dict[str, Any], source_key: str, filters: Filters, sort: str) -> dict[str, Any]:
-    sources = {s["key"]: s for s in data.get("sources", [])}
-    source = sources.get(source_key) or next(iter(sources.values()), None)
+    source = source_of(data, source_key)
     if source is None:
         return {"rows": [], "groups": [], "source": None}
     models = data.get("models", {})
@@ -156,18 +157,6 @@ _CACHE_SIZE = 8
 _LOAD = threading.Lock()
 
 
-def latest_snapshot_row(board: Any) -> Any:
-    """The board's latest snapshot without its data column (None before the first)."""
-    from leaderboards.models import LeaderboardSnapshot
-
-    return (
-        LeaderboardSnapshot.objects.filter(leaderboard=board)
-        .defer("data")
-        .order_by("-created_at", "-pk")
-        .first()
-    )
-
-
 def snapshot_data(snapshot_id: int) -> dict[str, Any]:
     """A snapshot's data, parsed once per process (one thread loads, the others wait for it)."""
     from leaderboards.models import LeaderboardSnapshot
@@ -187,14 +176,6 @@ def snapshot_data(snapshot_id: int) -> dict[str, Any]:
                 _CACHE.pop(next(iter(_CACHE)))
             _CACHE[snapshot_id] = data
     return data
-
-
-def latest_snapshot(board: Any) -> tuple[Any, dict[str, Any]]:
-    """The board's latest snapshot (without its data column) and its data, or (None, {})."""
-    snapshot = latest_snapshot_row(board)
-    if snapshot is None:
-        return None, {}
-    return snapshot, snapshot_data(snapshot.pk)
 
 
 # --------------------------------------------------------------------------------------------
@@ -239,9 +220,7 @@ def comparison(
     if ra is None or rb is None:
         return None
 
-    def rows(
-        part: str, names: dict[str, Any]
-    ) -> list[tuple[str, float | None, float | None, float | None]]:
+    def rows(part: str, names: dict[str, Any]) -> list[Compared]:
         keys = sorted(set(ra[part]) | set(rb[part]), key=lambda k: label(names.get(k)))
         out = []
         for k in keys:
@@ -257,3 +236,8 @@ def comparison(
         "groups": rows("by_group", data.get("groups", {})),
         "criteria": rows("by_criterion", data.get("criteria", {})),
     }
+
+
+def choices(entries: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
+    """(key, name) of a snapshot's named entries (task types, criteria, styles), by name."""
+    return sorted(((k, label(v)) for k, v in entries.items()), key=lambda kv: kv[1])

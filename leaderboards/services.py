@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from dataset.models import EXCLUDED_CRITICAL, TripleAggregate
-from jobs.models import Job, JobKind
+from jobs.models import Job, JobKind, JobStatus
 from jobs.services import enqueue
 from judging.models import JudgeConfig, JudgeEstimate, JudgeRun, RunKind, RunStatus
 from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility, VisibilityChange
@@ -353,8 +353,6 @@ def snapshot_store(
 
 def snapshot_queue(board: Leaderboard, user: Any) -> tuple[Job, bool]:
     """Queue a recomputation unless one is already queued or running for the board."""
-    from jobs.models import JobStatus
-
     with transaction.atomic():
         running = (
             Job.objects.select_for_update()

@@ -183,18 +183,9 @@ def _body(
         "models": sorted(
             ((k, v["name"]) for k, v in data.get("models", {}).items()), key=lambda kv: kv[1]
         ),
-        "group_choices": sorted(
-            ((k, selectors.label(v)) for k, v in data.get("groups", {}).items()),
-            key=lambda kv: kv[1],
-        ),
-        "criterion_choices": sorted(
-            ((k, selectors.label(v)) for k, v in data.get("criteria", {}).items()),
-            key=lambda kv: kv[1],
-        ),
-        "style_choices": sorted(
-            ((k, selectors.label(v)) for k, v in data.get("styles", {}).items()),
-            key=lambda kv: kv[1],
-        ),
+        "group_choices": selectors.choices(data.get("groups", {})),
+        "criterion_choices": selectors.choices(data.get("criteria", {})),
+        "style_choices": selectors.choices(data.get("styles", {})),
         "complexity_choices": Complexity.choices,
     }
     html = render_to_string("leaderboards/_board_body.html", context, request=request)
@@ -236,11 +227,15 @@ def board_visibility(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("leaderboard", slug=board.slug)
 
 
-def _source(request: HttpRequest, data: dict[str, Any]) -> dict[str, Any]:
+def _snapshot_source(request: HttpRequest, board: Leaderboard) -> tuple[dict[str, Any], Any]:
+    """The data of the board's latest snapshot (annotated by _board_for) and the source asked
+    for; 404 before the first snapshot."""
+    snapshot: int | None = getattr(board, "snapshot_id", None)
+    data = selectors.snapshot_data(snapshot) if snapshot else {}
     source = selectors.source_of(data, request.GET.get("source", services.EXPERTS))
     if source is None:
         raise Http404
-    return source
+    return data, source
 
 
 @require_GET
@@ -249,15 +244,14 @@ def model_page(request: HttpRequest, slug: str, model: int) -> HttpResponse:
     found = _board_for(request, slug)
     if isinstance(found, HttpResponse):
         return found
-    snapshot, data = selectors.latest_snapshot(found)
-    source = _source(request, data)
+    data, source = _snapshot_source(request, found)
     shown = selectors.profile(data, source, str(model))
     if shown is None:
         raise Http404
     chart = bars_svg(
         [name for name, _v in shown["groups"]], [[v for _n, v in shown["groups"]]], shown["name"]
     )
-    context = {"board": found, "snapshot": snapshot, "source": source, "shown": shown}
+    context = {"board": found, "source": source, "shown": shown}
     return render(request, "leaderboards/model.html", {**context, "chart": chart})
 
 
@@ -267,8 +261,7 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
     found = _board_for(request, slug)
     if isinstance(found, HttpResponse):
         return found
-    snapshot, data = selectors.latest_snapshot(found)
-    source = _source(request, data)
+    data, source = _snapshot_source(request, found)
     shown = selectors.comparison(data, source, request.GET.get("a", ""), request.GET.get("b", ""))
     if shown is None:
         raise Http404
@@ -277,5 +270,5 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
         [[x for _n, x, _y, _d in shown["groups"]], [y for _n, _x, y, _d in shown["groups"]]],
         f"{shown['name_a']} / {shown['name_b']}",
     )
-    context = {"board": found, "snapshot": snapshot, "source": source, "shown": shown}
+    context = {"board": found, "source": source, "shown": shown}
     return render(request, "leaderboards/compare.html", {**context, "chart": chart})

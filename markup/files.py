@@ -69,7 +69,8 @@ def read_document(
     return parsed.document, notes
 
 
-def _expert_named(author: str) -> Expert | None:
+def expert_named(author: str) -> Expert | None:
+    """The expert a file's author label names (his pseudonym or login), if any."""
     if not author:
         return None
     return Expert.objects.filter(Q(pseudonym=author) | Q(user__username=author)).first()
@@ -118,7 +119,7 @@ def markups_import(
         with transaction.atomic():
             for name, document in documents:
                 label = author or str(document.meta.get("expert") or "").strip()
-                expert = _expert_named(label) if source == MarkupSource.EXPERT else None
+                expert = expert_named(label) if source == MarkupSource.EXPERT else None
                 try:
                     markup = markup_store(
                         document,

@@ -7,12 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Q
 
-from markup.files import read_document
+from markup.files import expert_named, read_document
 from markup.models import MarkupSource, MarkupStatus
 from markup.services import markup_store
-from panels.models import Expert
 from protocol.markup_format import MarkupFormatError
 
 
@@ -40,11 +38,7 @@ class Command(BaseCommand):
                     options["classifier_version"],
                 )
                 author = options["author"] or str(document.meta.get("expert") or "").strip()
-                expert = None
-                if options["source"] == MarkupSource.EXPERT and author:
-                    expert = Expert.objects.filter(
-                        Q(pseudonym=author) | Q(user__username=author)
-                    ).first()
+                expert = expert_named(author) if options["source"] == MarkupSource.EXPERT else None
                 markup = markup_store(
                     document,
                     source=options["source"],
