@@ -153,6 +153,28 @@ MARKUP_TEXT: Kwargs = lambda w, s: {"pk": w.markup_text.pk}  # noqa: E731
 MARKUP_WORK: Kwargs = lambda w, s: {"pk": s.markup_work.pk}  # noqa: E731
 MARKUP_RUN: Kwargs = lambda w, s: {"pk": s.markup_run.pk}  # noqa: E731
 BOARD: Kwargs = lambda w, s: {"slug": w.leaderboard.slug}  # noqa: E731
+
+
+def _markup_upload(key: int) -> dict[str, Any]:
+    """The markup import form with one valid contest JSON file (a text of its own per side)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from protocol.markup_format import MarkupDocument, default_meta
+    from protocol.markup_json import write_json
+    from protocol.spans import Fragment
+
+    meta = {**default_meta(), "uuid": f"matrix-{key}", "subject": "rus", "expert": "E1"}
+    text = "Мы одеваем шапки."
+    document = MarkupDocument(text, [Fragment(start=3, end=10, code="Р.знач")], meta)
+    upload = SimpleUploadedFile(f"matrix-{key}.json", write_json(document).encode())
+    return {
+        "markup_files": upload,  # one file (the walk rewinds an upload for each persona)
+        "source": "expert",
+        "author": "",
+        "classifier": "prochtenie:2020",
+    }
+
+
 NO_PARTICIPANT = e(403, 403, 403, 403, 403, 403, 403, 403, 403, 403)
 EXPORT_JOB: Kwargs = lambda w, s: {"pk": w.export_job.pk}  # type: ignore[union-attr]  # noqa: E731
 PAIR_JOB: Kwargs = lambda w, s: {"pk": w.pair_job.pk}  # type: ignore[union-attr]  # noqa: E731
@@ -1152,8 +1174,9 @@ ACCESS: dict[str, Row] = {
     ),
     "leaderboard_create": Row(
         None,
+        data=lambda w, s: {"slug": f"matrix-{s.panel.pk}", "title": "Matrix board"},
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
-        POST=e(LOGIN, 403, 403, 403, 403, 400, 403, 403, 403, 403),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
     ),
     "leaderboard": Row(
         BOARD,
@@ -1177,14 +1200,18 @@ ACCESS: dict[str, Row] = {
     ),
     "leaderboard_visibility": Row(
         BOARD,
+        # The board stays private (the rows above and below expect it so): a real, idempotent
+        # publishing form.
+        data=lambda w, s: {"visibility": "private", "reason": "access matrix"},
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
-        POST=e(LOGIN, 403, 403, 403, 403, 400, 403, 403, 403, 403),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
     ),
     # --- markup files in and out: admins only (the export names each markup's author).
     "markup_import": Row(
         None,
+        data=lambda w, s: _markup_upload(s.panel.pk),
         GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
-        POST=e(LOGIN, 403, 403, 403, 403, 400, 403, 403, 403, 403),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
     ),
     "markup_export": Row(
         lambda w, s: {"fmt": "xlsx"},
