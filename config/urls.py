@@ -26,4 +26,5 @@ urlpatterns = [
     path("", include("comparison.urls")),
     path("", include("markup.urls")),
     path("", include("leaderboards.urls")),
+    path("", include("submissions.urls")),
 ]

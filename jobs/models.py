@@ -18,6 +18,7 @@ class JobKind(models.TextChoices):
     PAIR_IMPORT = "pair_import", _("answer pair import")
     PAIR_MAKE = "pair_make", _("answer pairing")
     LEADERBOARD = "leaderboard", _("leaderboard")
+    SUBMISSION = "submission", _("submission scoring")
 
 
 class JobStatus(models.TextChoices):

@@ -32,7 +32,7 @@ from judge_worker import (
     build_messages,
     render_rubrics,
 )
-from judging import pairwise
+from judging import hooks, pairwise
 from judging.models import (
     JudgeBatch,
     JudgeConfig,
@@ -530,6 +530,8 @@ def _run_finish_if_complete(run_id: int) -> None:
         # The run's judging is over (done, or failed with what it judged): its report is
         # computed now, once the finishing transaction has committed.
         report_request(run_id)
+        for finished_hook in hooks.run_finished:
+            transaction.on_commit(partial(finished_hook, run_id))
 
 
 def run_execute_inline(

@@ -8,6 +8,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from jobs.models import Job
+from judging.models import JudgeConfig
 from taxonomy.models import TaskGroup
 
 
@@ -28,6 +29,23 @@ class Leaderboard(models.Model):
         max_length=8, choices=Visibility.choices, default=Visibility.PRIVATE
     )
     task_groups = models.ManyToManyField(TaskGroup, blank=True, related_name="+")
+    # Participants' submissions (the submissions app): whether the board takes them, the judge
+    # configuration that scores them against the private references, the inference settings
+    # every submission is expected to use (one that differs is flagged, not refused) and how
+    # many a participant may upload a day.
+    accepts_submissions = models.BooleanField(_("accepts submissions"), default=False)
+    judge_config = models.ForeignKey(
+        JudgeConfig,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("designated judge"),
+    )
+    fixed_settings = models.JSONField(_("fixed inference settings"), default=dict, blank=True)
+    submissions_per_day = models.PositiveSmallIntegerField(
+        _("submissions per participant per day"), default=3
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from dataset.models import EXCLUDED_CRITICAL, TripleAggregate
 from jobs.models import Job, JobKind, JobStatus
 from jobs.services import enqueue
 from judging.models import JudgeConfig, JudgeEstimate, JudgeRun, RunKind, RunStatus
+from leaderboards import hooks
 from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility, VisibilityChange
 from material.models import LanguageModel
 from protocol.critical import is_violation
@@ -100,8 +101,10 @@ def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
     answer has a critical-violation vote (rule 2) stays in, as a gated row; the answer's
     critical triples are marked violated. Triples dropped for too few estimates or without a
     numeric score are left out."""
-    rows = TripleAggregate.objects.filter(**_scope(board, "triple__")).values_list(
-        *_triple_columns("triple__"), "triple__group", "mean", "excluded_reason"
+    rows = (
+        TripleAggregate.objects.filter(**_scope(board, "triple__"))
+        .filter(_shown("triple__"))
+        .values_list(*_triple_columns("triple__"), "triple__group", "mean", "excluded_reason")
     )
     out = Verdicts.empty()
     types = task_types()
@@ -122,6 +125,18 @@ def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
             continue
         out.add(r[:7], float(r[8]), critical, critical and r[1] in gated)
     return out
+
+
+def _shown(prefix: str) -> Q:
+    """The rows a board shows: of answers that are not reserved (exam and control copies,
+    participants' submissions) or of a published submission; never of a submitted model that
+    is not published (its answers may have gone to the panels)."""
+    submitted = hooks.submitted()
+    published = [m for m, shown in submitted.items() if shown]
+    withheld = [m for m, shown in submitted.items() if not shown]
+    answer = f"{prefix}answer__"
+    shown = Q(**{f"{answer}reserved__isnull": True}) | Q(**{f"{answer}model_id__in": published})
+    return shown & ~Q(**{f"{answer}model_id__in": withheld})
 
 
 def task_types() -> dict[int, int]:
@@ -149,21 +164,29 @@ def judge_sources() -> list[JudgeConfig]:
     return list(JudgeConfig.objects.filter(pk__in=list(ids)).order_by("pk"))
 
 
-def judge_verdicts(board: Leaderboard, config: JudgeConfig, rubrics: dict[int, Rubric]) -> Verdicts:
+def judge_verdicts(
+    board: Leaderboard,
+    config: JudgeConfig,
+    rubrics: dict[int, Rubric],
+    *,
+    only_model: int | None = None,
+) -> Verdicts:
     """The configuration's parsed scores from its finished pointwise runs, the newest run's per
-    triple; a critical row is violated when its score is the top of its scale."""
-    newest = (
-        JudgeEstimate.objects.filter(
-            config=config,
-            parse_ok=True,
-            run__kind=RunKind.POINTWISE,
-            run__status=RunStatus.DONE,
-            **_scope(board, "triple__"),
-        )
-        .values("triple_id")
-        .annotate(last=Max("pk"))
-        .values_list("last", flat=True)
+    triple; a critical row is violated when its score is the top of its scale. With
+    `only_model`, that model's scores whatever its visibility (a participant's private
+    result)."""
+    estimates = JudgeEstimate.objects.filter(
+        config=config,
+        parse_ok=True,
+        run__kind=RunKind.POINTWISE,
+        run__status=RunStatus.DONE,
+        **_scope(board, "triple__"),
     )
+    if only_model is None:
+        estimates = estimates.filter(_shown("triple__"))
+    else:
+        estimates = estimates.filter(triple__answer__model_id=only_model)
+    newest = estimates.values("triple_id").annotate(last=Max("pk")).values_list("last", flat=True)
     rows = JudgeEstimate.objects.filter(pk__in=list(newest)).values_list(
         *_triple_columns("triple__"), "triple__group", "score"
     )

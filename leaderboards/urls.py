@@ -14,6 +14,11 @@ urlpatterns = [
     path("leaderboards/<slug:slug>/compare/", views.compare_page, name="leaderboard_compare"),
     path("leaderboards/<slug:slug>/refresh/", views.board_refresh, name="leaderboard_refresh"),
     path(
+        "leaderboards/<slug:slug>/submission-settings/",
+        views.board_submission_settings,
+        name="leaderboard_submission_settings",
+    ),
+    path(
         "leaderboards/<slug:slug>/visibility/",
         views.board_visibility,
         name="leaderboard_visibility",

@@ -23,6 +23,7 @@ from leaderboards import selectors, services
 from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility
 from leaderboards.svg import bars_svg
 from panels.access import allowed, require
+from participants.rules import is_participant
 from taxonomy.models import Complexity, TaskGroup
 
 # A snapshot never changes: its rendered views may live long; a new snapshot has new keys. The
@@ -55,6 +56,30 @@ class BoardForm(forms.ModelForm):
         if slug == "new":  # the creation route's own path
             raise forms.ValidationError(_("This name is reserved."))
         return slug
+
+
+class SubmissionSettingsForm(forms.ModelForm):
+    """Whether the board takes participants' submissions, and on what terms."""
+
+    class Meta:
+        model = Leaderboard
+        fields = ["accepts_submissions", "judge_config", "fixed_settings", "submissions_per_day"]
+
+    def clean_fixed_settings(self) -> dict[str, Any]:
+        value = self.cleaned_data.get("fixed_settings") or {}
+        if not isinstance(value, dict) or any(isinstance(v, dict | list) for v in value.values()):
+            raise forms.ValidationError(
+                _('A JSON object of single values, like {"temperature": 0}.')
+            )
+        return value
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("accepts_submissions") and not data.get("judge_config"):
+            self.add_error("judge_config", _("A board that takes submissions needs a judge."))
+        if data.get("submissions_per_day") == 0 and data.get("accepts_submissions"):
+            self.add_error("submissions_per_day", _("At least one a day."))
+        return data
 
 
 class VisibilityForm(forms.Form):
@@ -137,6 +162,8 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
         if manage
         else None,
         "changes": board.changes.select_related("actor")[:10] if manage else [],
+        "settings_form": SubmissionSettingsForm(instance=board) if manage else None,
+        "may_submit": board.accepts_submissions and is_participant(request.user),
     }
     return render(request, "leaderboards/board.html", context)
 
@@ -224,6 +251,20 @@ def board_visibility(request: HttpRequest, slug: str) -> HttpResponse:
     )
     if changed:
         messages.success(request, _("Visibility: %s.") % board.get_visibility_display())
+    return redirect("leaderboard", slug=board.slug)
+
+
+@login_required
+@require_POST
+def board_submission_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    require(request.user, "leaderboards.manage_leaderboards")
+    board = get_object_or_404(Leaderboard, slug=slug)
+    form = SubmissionSettingsForm(request.POST, instance=board)
+    if not form.is_valid():
+        errors = "; ".join(f"{field}: {' '.join(map(str, e))}" for field, e in form.errors.items())
+        return HttpResponse(errors, status=400, content_type="text/plain; charset=utf-8")
+    form.save()
+    messages.success(request, _("Submission settings saved."))
     return redirect("leaderboard", slug=board.slug)
 
 

@@ -54,8 +54,16 @@ COPY_CHUNK_ROWS = 40_000
 TripleRow = tuple[int, int, int, str, int, int, int]
 
 
-def triples_build(*, answer_ids: Iterable[int] | None = None, panel_id: int | None = None) -> int:
+def triples_build(
+    *,
+    answer_ids: Iterable[int] | None = None,
+    panel_id: int | None = None,
+    reserved: bool = False,
+) -> int:
     """Create the missing triples of the given answers (all answers by default).
+
+    With `reserved`, the given answers are built even when reserved: a participant's
+    submission, whose triples a judge scores while no expert is assigned them.
 
     With `panel_id`, only the triples routed to that panel, and the critical gates of the
     answers it scores (its experts score those gates too); other panels' triples are theirs.
@@ -68,7 +76,7 @@ def triples_build(*, answer_ids: Iterable[int] | None = None, panel_id: int | No
     """
     with transaction.atomic():
         build_lock()
-        rows = _missing_triples(answer_ids)
+        rows = _missing_triples(answer_ids, reserved=reserved)
         if panel_id is not None:
             rows = _rows_of_panel(rows, panel_id)
         if connection.vendor == "postgresql" and len(rows) > COPY_THRESHOLD:
@@ -119,10 +127,14 @@ def build_lock() -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [BUILD_LOCK_ID])
 
 
-def _missing_triples(answer_ids: Iterable[int] | None) -> list[TripleRow]:
+def _missing_triples(
+    answer_ids: Iterable[int] | None, *, reserved: bool = False
+) -> list[TripleRow]:
     table = RoutingTable.load()
     # Exam and control material are frozen copies that never become real work.
-    answers = Answer.objects.filter(reserved__isnull=True)
+    answers = Answer.objects.all() if reserved else Answer.objects.filter(reserved__isnull=True)
+    if reserved and answer_ids is None:
+        raise ValueError("reserved answers are built only by id")
     if answer_ids is not None:
         answers = answers.filter(pk__in=list(answer_ids))
     rows = answers.values_list("pk", "instruction__task_id", "instruction__style_id")

@@ -321,7 +321,8 @@ class EstimateRevision(models.Model):
 
 
 class ReservedAnswer(models.Model):
-    """An answer that is exam or control material, never real work.
+    """An answer that is exam or control material, or a participant's submission: never real
+    work (a submission's answers become work when an admin sends them to the panels).
 
     Exam and control answers are frozen copies (Answer rows of their own), so their triples and
     estimates never take slots from real work. The assignment builder skips every answer listed
@@ -331,11 +332,13 @@ class ReservedAnswer(models.Model):
     class Purpose(models.TextChoices):
         EXAM = "exam", _("exam")
         CONTROL = "control", _("control item")
+        # A participant's submission: judged at once, expert work only when an admin sends it.
+        SUBMISSION = "submission", _("submission")
 
     answer = models.OneToOneField(
         "material.Answer", on_delete=models.CASCADE, primary_key=True, related_name="reserved"
     )
-    purpose = models.CharField(max_length=8, choices=Purpose.choices)
+    purpose = models.CharField(max_length=16, choices=Purpose.choices)
     source = models.ForeignKey(
         "material.Answer",
         on_delete=models.SET_NULL,

@@ -46,6 +46,7 @@ INSTALLED_APPS = [
     "comparison",
     "markup",
     "leaderboards",
+    "submissions",
     "demo",
 ]
 
@@ -85,6 +86,7 @@ TEMPLATES = [
                 "comparison.context_processors.comparison_nav",
                 "markup.context_processors.markup_nav",
                 "leaderboards.context_processors.leaderboards_nav",
+                "submissions.context_processors.submissions_nav",
                 "work.context_processors.review_returns",
             ],
         },
@@ -153,6 +155,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=200 * 1024 * 1024)
 IMPORT_MAX_TEXT_CHARS = env.int("IMPORT_MAX_TEXT_CHARS", default=200_000)
+# A participant's submission file (answers to a benchmark's public inputs).
+SUBMISSION_MAX_BYTES = env.int("SUBMISSION_MAX_BYTES", default=50 * 1024 * 1024)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class SubmissionsConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "submissions"
+    verbose_name = _("Submissions")
+
+    def ready(self) -> None:
+        from judging import hooks as judging_hooks
+        from leaderboards import hooks as leaderboard_hooks
+        from submissions import rules, selectors, services, tasks  # noqa: F401 (rules, jobs)
+
+        # Which submitted models a board may show (only published ones), and the end of the
+        # judge run scoring a submission.
+        leaderboard_hooks.submitted_models.append(selectors.submitted_models)
+        judging_hooks.run_finished.append(services.submission_finish)

@@ -1,0 +1,40 @@
+"""Who sees and moves submissions (django-rules).
+
+A participant sees his own submissions only (their private results included), submits to a
+board that takes submissions and downloads its public inputs (never the references). Admins
+see every submission, decide on publication, score again and send answers to the panels.
+Supervisors and experts have no part here: a submission names its model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rules
+
+from panels.rules import is_admin
+from participants.rules import is_participant
+
+
+@rules.predicate
+def owns(user: Any, submission: Any) -> bool:
+    return (
+        submission is not None
+        and user.is_authenticated
+        and submission.participant.user_id == user.pk
+        and submission.participant.approved
+    )
+
+
+@rules.predicate
+def takes_submissions(user: Any, board: Any) -> bool:
+    return board is not None and board.accepts_submissions and board.judge_config_id is not None
+
+
+rules.add_perm("submissions.view_submission", is_admin | (is_participant & owns))
+rules.add_perm("submissions.request_publication", is_participant & owns)
+rules.add_perm("submissions.submit_to", is_participant & takes_submissions)
+rules.add_perm("submissions.download_inputs", is_admin | (is_participant & takes_submissions))
+rules.add_perm("submissions.view_submissions", is_admin | is_participant)
+rules.add_perm("submissions.manage_submissions", is_admin)
+rules.add_perm("participants.manage_participants", is_admin)
