@@ -87,6 +87,8 @@ class Side:
     # A participant's markup run over the world's sample, its text released (markup.contest);
     # A's run is participant_a's, B's participant_b's.
     markup_run: Any = None
+    # A scored submission of the side's participant (participant_a / participant_b).
+    submission: Any = None
 
 
 @dataclass
@@ -109,6 +111,8 @@ class World:
     # A private leaderboard with a computed snapshot (no panel's), and a model it ranks.
     leaderboard: Any = None
     leaderboard_model: int = 0
+    # A board taking submissions (private, like the other).
+    submission_board: Any = None
 
     def side(self, owner: str) -> Side:
         return self.a if owner == "A" else self.b
@@ -313,7 +317,47 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         snapshot = snapshot_store(world.leaderboard, rounds=10)
         ranked = snapshot.data["sources"][0]["models"]
         world.leaderboard_model = ranked[0]["model"] if ranked else 0
+    if apps.is_installed("submissions") and world.participants:
+        _submissions(world)
     return world
+
+
+def _submissions(world: World) -> None:
+    """A private board taking submissions, and a scored submission of each side's participant
+    (stored as scoring leaves it: the scoring itself is tests/submissions')."""
+    from judging.services import config_save
+    from leaderboards.models import Leaderboard
+    from material.models import LanguageModel
+    from submissions.models import State, Submission
+
+    config = config_save(name="security-judge", backend="openai", endpoint="http://127.0.0.1:9/")
+    world.submission_board = Leaderboard.objects.create(
+        slug="security-submit",
+        title="Submissions board",
+        accepts_submissions=True,
+        judge_config=config,
+        submissions_per_day=100,
+    )
+    for key, side in (("A", world.a), ("B", world.b)):
+        participant = world.participants[key].participant
+        side.submission = Submission.objects.create(
+            participant=participant,
+            leaderboard=world.submission_board,
+            model=LanguageModel.objects.create(name=f"Entry {key}", version="1 #0"),
+            state=State.SCORED,
+            model_name=f"Entry {key}",
+            model_version="1",
+            parameters="1B",
+            gpus="none",
+            logs="-",
+            file_name="answers.csv",
+            content_sha256=key * 64,
+            answers=1,
+            judge_config=config,
+            result={"mean": 0.5, "low": 0.4, "high": 0.6, "judge": "security-judge"},
+        )
+    world.b.submission.state = State.REQUESTED
+    world.b.submission.save(update_fields=["state"])
 
 
 def _markup_runs(world: World) -> None:

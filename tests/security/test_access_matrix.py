@@ -153,6 +153,8 @@ MARKUP_TEXT: Kwargs = lambda w, s: {"pk": w.markup_text.pk}  # noqa: E731
 MARKUP_WORK: Kwargs = lambda w, s: {"pk": s.markup_work.pk}  # noqa: E731
 MARKUP_RUN: Kwargs = lambda w, s: {"pk": s.markup_run.pk}  # noqa: E731
 BOARD: Kwargs = lambda w, s: {"slug": w.leaderboard.slug}  # noqa: E731
+SUBMIT_BOARD: Kwargs = lambda w, s: {"slug": w.submission_board.slug}  # noqa: E731
+SUBMISSION: Kwargs = lambda w, s: {"pk": s.submission.pk}  # noqa: E731
 
 
 def _markup_upload(key: int) -> dict[str, Any]:
@@ -1206,6 +1208,108 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
     ),
+    "leaderboard_submission_settings": Row(
+        BOARD,
+        data=lambda w, s: {
+            "accepts_submissions": "",
+            "judge_config": "",
+            "fixed_settings": '{"temperature": 0}',
+            "submissions_per_day": "3",
+        },
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    # --- submissions: a participant's own (none of these personas is one:
+    # test_a_participant_reaches_only_his_runs_and_public_pages covers him); admins see every
+    # submission and decide; supervisors and experts have no part. A's submission is scored,
+    # B's awaits a publication decision.
+    "submissions": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "submission_new": Row(
+        SUBMIT_BOARD,
+        GET=e(LOGIN, 403, 403, 403, 403, 404, 403, 403, 403, 403),
+        POST=e(LOGIN, 403, 403, 403, 403, 404, 403, 403, 403, 403),
+    ),
+    "submission_inputs": Row(
+        lambda w, s: {"slug": w.submission_board.slug, "fmt": "jsonl"},
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "submission": Row(
+        SUBMISSION,
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "submission_request": Row(
+        SUBMISSION,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, 403, 403, 403, 403, 403),
+    ),
+    "submission_decide": Row(
+        SUBMISSION,
+        data=lambda w, s: {"decision": "approve", "reason": ""},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, (409, REDIRECT), 403, 403, 403, 403),
+    ),
+    "submission_rescore": Row(
+        SUBMISSION,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, 409, 403, 403, 403, 403),
+    ),
+    "submission_send": Row(
+        SUBMISSION,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    # Registering is for visitors (a logged-in user is sent to his page); approving: admins.
+    "participant_register": Row(
+        None,
+        data=lambda w, s: {
+            "username": f"newcomer{s.panel.pk}",
+            "email": "newcomer@example.org",
+            "organisation": "Newcomers",
+            "password1": "a-long-pass-phrase-9",
+            "password2": "a-long-pass-phrase-9",
+        },
+        GET=e(
+            200,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+        ),
+        POST=e(
+            200,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+            REDIRECT,
+        ),
+    ),
+    "participants": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "participant_approve": Row(
+        lambda w, s: {"pk": s.submission.participant_id},
+        data=lambda w, s: {"approved": "1"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
     # --- markup files in and out: admins only (the export names each markup's author).
     "markup_import": Row(
         None,
@@ -1578,6 +1682,14 @@ PARTICIPANT: dict[str, dict[str, Cell]] = {
     "leaderboard": {"GET": 403, "POST": 405},
     "leaderboard_model": {"GET": 403, "POST": 405},
     "leaderboard_compare": {"GET": 403, "POST": 405},
+    # His page, his own submission (A's; B's is another participant's), the board he may submit
+    # to and its public inputs; B's submission awaits a decision he cannot take.
+    "submissions": {"GET": 200, "POST": 405},
+    "submission_new": {"GET": 200, "POST": 400},
+    "submission_inputs": {"GET": 200, "POST": 405},
+    "submission": {"GET": (200, 404), "POST": 405},
+    "submission_request": {"GET": 405, "POST": (REDIRECT, 404)},
+    "participant_register": {"GET": REDIRECT, "POST": REDIRECT},
 }
 REFUSED = {403, 404, 405}
 

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -464,3 +466,33 @@ def test_registration_waits_for_an_admin_and_a_closed_board_refuses(
         newcomer.get(reverse("submission_inputs", args=[bench.board.slug, "jsonl"])).status_code
         == 404
     )
+
+
+def test_hostile_files_are_refused_unopened_or_by_column(bench: Bench) -> None:
+    """A zip bomb posing as a workbook, Parquet with an answer column of numbers, a UTF-16
+    file: 422 with the problem named, nothing stored."""
+    from tests.security.test_uploads import _bomb
+
+    buffer = io.BytesIO()
+    pq.write_table(
+        pa.table(
+            {
+                "instruction_id": [i.pk for i in bench.instructions],
+                "answer": list(range(len(bench.instructions))),
+            }
+        ),
+        buffer,
+    )
+    cases = [
+        ("bomb.xlsx", _bomb(60), None),
+        ("numbers.parquet", buffer.getvalue(), "answer"),
+        ("utf16.csv", _csv(_answers(bench)).decode().encode("utf-16"), None),
+    ]
+    for name, content, column in cases:
+        response = _upload(bench, content, name=name)
+        assert response.status_code == 422, name
+        errors = response.context["errors"]
+        assert errors, name
+        if column:
+            assert any(e.column == column for e in errors), [e.as_dict() for e in errors]
+    assert not Submission.objects.exists()
