@@ -12,16 +12,25 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import json
+from pathlib import Path
+
+from django.conf import settings
+
 from dataset.aggregation import aggregation_run
 from dataset.models import TripleAggregate
 from demo.demo_data import DEMO_EXPERT, DEMO_EXPERTS, DEMO_MODELS
 from leaderboards.models import Leaderboard, Visibility
+from judging.services import config_save
 from leaderboards.services import snapshot_store
+from material.models import Answer
+from submissions.services import benchmark_instructions
 from taxonomy.models import CriterionGroup
 from work.models import Assignment, AssignmentKind, AssignmentStatus, TripleKind
 from work.services import ScoreInput, assignment_submit
 
 DEMO_BOARD = "pollux-demo"
+DEMO_SERVER_JUDGE = "demo-judge-server"
 # The chance a verdict is the scale's best, per demo model (by name): a visible ranking.
 QUALITY = {m.name: q for m, q in zip(DEMO_MODELS, (0.55, 0.7, 0.4, 0.85), strict=True)}
 RATIONALE = "Демо: оценка из истории панели, ответ проверен по критерию."
@@ -97,9 +106,46 @@ def demo_leaderboard_ensure() -> str:
             "visibility": Visibility.PUBLIC,
         },
     )
+    if board.judge_config_id is None:
+        # Participants may submit: scored by the local test server (demo.judge_server), which
+        # ./scripts/demo starts beside the web server.
+        board.judge_config = config_save(
+            name=DEMO_SERVER_JUDGE,
+            backend="openai",
+            endpoint=settings.DEMO_JUDGE_URL,
+            endpoint_model="demo-judge",
+            model_family="demo",
+            batch_size=64,
+        )
+        board.accepts_submissions = True
+        board.fixed_settings = {"temperature": 0, "max_new_tokens": 1024}
+        board.submissions_per_day = 20
+        board.save()
+    example = _example_file(board)
     # Recomputed on every seed (a demo judge run may have finished since): a small snapshot.
     snapshot_store(board)
     return (
         f"/leaderboards/{board.slug}/ ({board.get_visibility_display()}), "
-        f"{submitted} past demo assignments submitted"
+        f"{submitted} past demo assignments submitted; participants submit to it "
+        f"(an example answers file: {example})"
     )
+
+
+def _example_file(board: Leaderboard) -> Path:
+    """A ready answers file for the demo participant: every instruction of the board answered
+    (a demo model's answer with a participant's touch), as the upload page expects."""
+    path = Path(settings.BASE_DIR) / "var" / "demo" / "submission-example.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    first = {}
+    for instruction_id, text in (
+        Answer.objects.filter(instruction__in=benchmark_instructions(board), reserved__isnull=True)
+        .order_by("pk")
+        .values_list("instruction_id", "text")
+    ):
+        first.setdefault(instruction_id, text)
+    lines = [
+        json.dumps({"instruction_id": pk, "answer": f"{text}\n\n(Ответ участника демо.)"}, ensure_ascii=False)
+        for pk, text in sorted(first.items())
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path

@@ -242,3 +242,59 @@ def test_the_demo_has_a_public_leaderboard_from_the_panels_past_work(demo_settin
     page = Client().get(reverse("leaderboard", args=[DEMO_BOARD])).content.decode()
     assert all(m.name in page for m in DEMO_MODELS)
     assert not any(a.text[:60] in page for a in Answer.objects.all())
+
+
+@pytest.mark.django_db
+def test_the_demo_participant_submits_the_example_and_reads_his_private_score(
+    demo_settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The demo board takes submissions, scored by the local test server (demo.judge_server,
+    which ./scripts/demo starts; here on a free port); the seed writes an answers file."""
+    import threading
+    from pathlib import Path
+
+    from django.test import Client
+
+    from demo.demo_leaderboard import DEMO_BOARD
+    from demo.demo_markup import DEMO_PARTICIPANT
+    from demo.judge_server import serve
+    from judging.backends import clear_cache
+    from submissions.models import State, Submission
+
+    server = serve(0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    demo_settings.DEMO_JUDGE_URL = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    clear_cache()
+    try:
+        out = seed()
+        example = Path(demo_settings.BASE_DIR) / "var" / "demo" / "submission-example.jsonl"
+        assert str(example) in out
+        client = Client()
+        client.force_login(User.objects.get(username=DEMO_PARTICIPANT.username))
+        assert DEMO_BOARD in client.get(reverse("submissions")).content.decode()
+        with example.open("rb") as f, django_capture_on_commit_callbacks(execute=True):
+            response = client.post(
+                reverse("submission_new", args=[DEMO_BOARD]),
+                {
+                    "file": f,
+                    "model_name": "Demo participant LM",
+                    "model_version": "0.1",
+                    "parameters": "1B",
+                    "inference_settings": '{"temperature": 0, "max_new_tokens": 1024}',
+                    "gpus": "none (CPU)",
+                    "logs": "demo",
+                },
+            )
+        assert response.status_code == 302, response.content.decode()[:2000]
+        submission = Submission.objects.get()
+        assert submission.state == State.SCORED, submission.message
+        assert submission.answers == Instruction.objects.filter(task__isnull=False).count()
+        page = client.get(response["Location"]).content.decode()
+        assert "submission-score" in page and f"{submission.result['mean']:.3f}" in page
+        # Private: the public board does not show it.
+        board = Client().get(reverse("leaderboard", args=[DEMO_BOARD])).content.decode()
+        assert "Demo participant LM" not in board
+    finally:
+        server.shutdown()
+        server.server_close()
+        clear_cache()
