@@ -144,7 +144,10 @@ def _example_file(board: Leaderboard) -> Path:
     ):
         first.setdefault(instruction_id, text)
     lines = [
-        json.dumps({"instruction_id": pk, "answer": f"{text}\n\n(Ответ участника демо.)"}, ensure_ascii=False)
+        json.dumps(
+            {"instruction_id": pk, "answer": f"{text}\n\n(Ответ участника демо.)"},
+            ensure_ascii=False,
+        )
         for pk, text in sorted(first.items())
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
