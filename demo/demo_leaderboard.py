@@ -10,18 +10,17 @@ not touched again; the board is created once; its snapshot is recomputed on ever
 from __future__ import annotations
 
 import hashlib
-from typing import Any
-
 import json
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
 from dataset.aggregation import aggregation_run
 from dataset.models import TripleAggregate
 from demo.demo_data import DEMO_EXPERT, DEMO_EXPERTS, DEMO_MODELS
-from leaderboards.models import Leaderboard, Visibility
 from judging.services import config_save
+from leaderboards.models import Leaderboard, Visibility
 from leaderboards.services import snapshot_store
 from material.models import Answer
 from submissions.services import benchmark_instructions
@@ -136,7 +135,7 @@ def _example_file(board: Leaderboard) -> Path:
     (a demo model's answer with a participant's touch), as the upload page expects."""
     path = Path(settings.BASE_DIR) / "var" / "demo" / "submission-example.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    first = {}
+    first: dict[int, str] = {}
     for instruction_id, text in (
         Answer.objects.filter(instruction__in=benchmark_instructions(board), reserved__isnull=True)
         .order_by("pk")
