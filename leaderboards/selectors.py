@@ -13,7 +13,13 @@ from typing import Any
 
 from django.utils.translation import get_language
 
-SORTS = ("score", "name", "low", "answers")
+# Sorts by a fixed column; "group:<task type id>" sorts by that task type's column too.
+SORTS = ("score", "name", "low", "answers", "elo", "bradley_terry", "glicko2", "borda")
+PAIRWISE_SYSTEMS = ("elo", "bradley_terry", "glicko2", "borda")
+
+
+def sort_ok(sort: str) -> bool:
+    return sort in SORTS or (sort.startswith("group:") and sort[6:].isdigit())
 
 
 @dataclass
@@ -50,6 +56,8 @@ class Row:
     by_group: dict[str, float | None] = field(default_factory=dict)
     baseline: str = ""  # "random" for the random baseline row
     cells: list[float | None] = field(default_factory=list)  # by_group in the columns' order
+    # The model's side-by-side ratings (the experts' latest REPA ranking), when it has them.
+    pairwise: dict[str, float | None] = field(default_factory=dict)
 
 
 def label(entry: dict[str, str] | None) -> str:
@@ -121,6 +129,10 @@ def table(data: dict[str, Any], source_key: str, filters: Filters, sort: str) ->
                     baseline="random",
                 )
             )
+    ratings = (data.get("pairwise") or {}).get("models", {})
+    for row in rows:
+        if not row.baseline:
+            row.pairwise = ratings.get(row.model, {})
     rows.sort(key=_sort_key(sort))
     names = data.get("groups", {})
     columns = sorted({g for r in rows for g in r.by_group}, key=lambda g: label(names.get(g)))
@@ -130,6 +142,7 @@ def table(data: dict[str, Any], source_key: str, filters: Filters, sort: str) ->
         "rows": rows,
         "groups": [(g, label(names.get(g))) for g in columns],
         "source": source,
+        "pairwise": bool(ratings) and any(r.pairwise for r in rows),
     }
 
 
@@ -142,6 +155,12 @@ def _sort_key(sort: str) -> Any:
             return (row.low is None, -(row.low or 0.0))
         if sort == "answers":
             return (-(row.answers or 0), row.name.lower())
+        if sort in PAIRWISE_SYSTEMS:
+            value = row.pairwise.get(sort)
+            return (value is None, -(value or 0.0), row.name.lower())
+        if sort.startswith("group:"):
+            value = row.by_group.get(sort[6:])
+            return (value is None, -(value or 0.0), row.name.lower())
         return (missing, -(row.mean or 0.0), row.name.lower())
 
     return key

@@ -22,6 +22,8 @@ import numpy as np
 from django.db import transaction
 from django.db.models import Max, Q
 
+from comparison.models import SOURCE_HUMAN
+from comparison.services import latest_ranking
 from dataset.models import EXCLUDED_CRITICAL, TripleAggregate
 from jobs.models import Job, JobKind, JobStatus
 from jobs.services import enqueue
@@ -35,6 +37,9 @@ from taxonomy.models import BestEnd, Criterion, CriterionGroup, FunctionalStyle,
 from work.models import TripleKind
 
 HUMAN_PROVIDER = "human"
+# The REPA criterion whose ratings the board shows beside the scores.
+PAIRWISE_CRITERION = "overall"
+RATING_SYSTEMS = ("elo", "bradley_terry", "glicko2")
 EXPERTS = "experts"
 BOOTSTRAP_ROUNDS = 1000
 
@@ -304,6 +309,35 @@ def criterion_names(criterion: Criterion) -> dict[str, str]:
     }
 
 
+def pairwise_ratings(criterion: str = PAIRWISE_CRITERION) -> dict[str, Any]:
+    """The models' side-by-side ratings from the experts' latest REPA ranking (comparison): per
+    model the Elo, Bradley–Terry and Glicko-2 means (bootstrap means where computed) and Borda
+    points on `criterion` (Overall), for the board's rating columns. A submitted model that is
+    not published is left out, as everywhere on a board."""
+    ranking = latest_ranking(SOURCE_HUMAN)
+    if ranking is None:
+        return {"ranking": None, "models": {}}
+    withheld = {m for m, shown in hooks.submitted().items() if not shown}
+    chosen = next(
+        (c for c in ranking.result.get("criteria", []) if c.get("key") == criterion), None
+    )
+    models: dict[str, dict[str, float | None]] = {}
+    for row in (chosen or {}).get("models", []):
+        if row["model"] in withheld:
+            continue
+        models[str(row["model"])] = {
+            **{system: (row.get(system) or {}).get("mean") for system in RATING_SYSTEMS},
+            "borda": row.get("borda"),
+            "battles": row.get("n_battles"),
+        }
+    return {
+        "ranking": ranking.pk,
+        "at": ranking.created_at.isoformat(),
+        "criterion": criterion,
+        "models": models,
+    }
+
+
 def snapshot_data(
     board: Leaderboard,
     *,
@@ -335,10 +369,12 @@ def snapshot_data(
         )
         if progress:
             progress(n, total)
-    model_ids = {m for v in seen for m in v.model}
+    pairwise = pairwise_ratings()
+    model_ids = {m for v in seen for m in v.model} | {int(m) for m in pairwise["models"]}
     models = LanguageModel.objects.filter(pk__in=model_ids)
     return {
         "sources": sources,
+        "pairwise": pairwise,
         "models": {
             str(m.pk): {"name": str(m), "human": m.provider.strip().lower() == HUMAN_PROVIDER}
             for m in models

@@ -150,7 +150,7 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
         style=get.get("style", ""),
     )
     sort = get.get("sort", "score")
-    if sort not in selectors.SORTS:
+    if not selectors.sort_ok(sort):
         sort = "score"
     manage = allowed(request.user, "leaderboards.manage_leaderboards")
     context = {

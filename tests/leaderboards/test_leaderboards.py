@@ -279,3 +279,54 @@ def test_criteria_of_one_name_are_told_apart_by_their_style_or_task(catalogue: N
     assert criterion_names(domain)["ru"] == f"{domain.name_ru} — {domain.style.name_ru}"
     assert criterion_names(task)["en"] == f"{task.name_en} — {task.task_name}"
     assert criterion_names(general)["en"] == general.name_en
+
+
+def test_side_by_side_ratings_are_columns_and_any_column_sorts(
+    world: World, personas: Personas
+) -> None:
+    """The experts' latest REPA ranking (Overall) gives each model Elo, Bradley–Terry, Glicko-2
+    and Borda columns; the table sorts by them and by a task type's column."""
+    from comparison.models import Ranking
+
+    ids = {m: world.answers[m][0].model_id for m in VERDICTS}
+
+    def rating(model: str, elo: float, borda: float) -> dict[str, Any]:
+        return {
+            "model": ids[model],
+            "elo": {"mean": elo},
+            "bradley_terry": {"mean": elo - 10},
+            "glicko2": {"mean": elo + 500},
+            "borda": borda,
+            "n_battles": 12,
+        }
+
+    Ranking.objects.create(
+        result={
+            "criteria": [
+                {"key": "fluency", "models": [rating("Beta", 9999, 9)]},
+                {"key": "overall", "models": [rating("Beta", 1200, 6), rating("Alpha", 1100, 3)]},
+            ]
+        }
+    )
+    snapshot = snapshot_store(world.board, rounds=0)
+    ratings = snapshot.data["pairwise"]["models"]
+    assert ratings[str(ids["Beta"])]["elo"] == 1200  # Overall, not another criterion
+    assert str(ids["Human"]) not in ratings
+    world.board.visibility = Visibility.PUBLIC
+    world.board.save()
+    page = Client().get(reverse("leaderboard", args=[world.board.slug]), {"sort": "elo"})
+    html = page.content.decode()
+    assert "Glicko-2" in html and ">1700<" in html
+    order = re.findall(r"<a href=\"[^\"]*models/(\d+)/", html)
+    assert order[:2] == [str(ids["Beta"]), str(ids["Alpha"])]  # by Elo; Human has none: last
+    assert order[2] == str(ids["Human"])
+    # By a task type's column (all three models' verdicts are in the one task type here).
+    group = next(iter(snapshot.data["groups"]))
+    page = Client().get(reverse("leaderboard", args=[world.board.slug]), {"sort": f"group:{group}"})
+    order = re.findall(r"<a href=\"[^\"]*models/(\d+)/", page.content.decode())
+    assert order[0] == str(ids["Human"])  # 1.0 on every verdict
+    # A forged sort falls back to the score.
+    assert (
+        Client().get(reverse("leaderboard", args=[world.board.slug]), {"sort": "x'"}).status_code
+        == 200
+    )
