@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
-from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
@@ -32,6 +34,8 @@ from taxonomy.models import Complexity, TaskGroup
 BODY_CACHE_S = 3600
 _BODIES: dict[str, str] = {}
 _BODIES_SIZE = 64
+# Stands in the cached whole page where each reader's CSRF token goes (a masked token's shape).
+CSRF_PLACEHOLDER = "pollux" + "0" * 58
 
 
 def _remember(key: str, html: str) -> None:
@@ -89,16 +93,9 @@ class VisibilityForm(forms.Form):
 
 def _board_for(request: HttpRequest, slug: str) -> Leaderboard | HttpResponse:
     # One query: the board with its latest snapshot's id and time (the page needs no more).
-    latest = LeaderboardSnapshot.objects.filter(leaderboard=OuterRef("pk")).order_by(
-        "-created_at", "-pk"
-    )
-    board = get_object_or_404(
-        Leaderboard.objects.annotate(
-            snapshot_id=Subquery(latest.values("pk")[:1]),
-            snapshot_at=Subquery(latest.values("created_at")[:1]),
-        ),
-        slug=slug,
-    )
+    board = selectors.board_with_snapshot(slug)
+    if board is None:
+        raise Http404
     if not allowed(request.user, "leaderboards.view_leaderboard", board):
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
@@ -134,6 +131,29 @@ def board_create(request: HttpRequest) -> HttpResponse:
     return redirect("leaderboard", slug=board.slug)
 
 
+def _whole_page_key(request: HttpRequest, snapshot: int | None) -> str:
+    """The cache key of the whole page for a reader who sees what every anonymous reader sees:
+    not logged in, no message waiting (no session, no message cookie). "" otherwise."""
+    if snapshot is None or request.user.is_authenticated:
+        return ""
+    if "messages" in request.COOKIES or settings.SESSION_COOKIE_NAME in request.COOKIES:
+        return ""
+    query = request.META.get("QUERY_STRING", "")
+    if len(query) > 300:  # a forged query: not worth a cache entry
+        return ""
+    digest = hashlib.sha1(query.encode(), usedforsecurity=False).hexdigest()
+    return f"leaderboard-page:{snapshot}:{request.LANGUAGE_CODE}:{digest}"
+
+
+def _cached(key: str) -> str | None:
+    html = _BODIES.get(key)
+    if html is None:
+        html = cache.get(key)
+        if html is not None:
+            _remember(key, html)
+    return html
+
+
 @require_GET
 def board_page(request: HttpRequest, slug: str) -> HttpResponse:
     found = _board_for(request, slug)
@@ -142,6 +162,23 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
     board = found
     # Annotated by _board_for: the latest snapshot's id and time.
     snapshot: int | None = getattr(board, "snapshot_id", None)
+    # An anonymous reader of a public board gets the page rendered once per snapshot, language
+    # and query, with his own CSRF token put in (the language form's and htmx's): the access
+    # check above runs on every request, so a board made private stops being served at once.
+    whole = _whole_page_key(request, snapshot)
+    if whole:
+        html = _cached(whole)
+        if html is None:
+            html = _board_response(request, board, snapshot, CSRF_PLACEHOLDER).content.decode()
+            cache.set(whole, html, BODY_CACHE_S)
+            _remember(whole, html)
+        return HttpResponse(html.replace(CSRF_PLACEHOLDER, get_token(request)))
+    return _board_response(request, board, snapshot)
+
+
+def _board_response(
+    request: HttpRequest, board: Leaderboard, snapshot: int | None, csrf: str | None = None
+) -> HttpResponse:
     get = request.GET
     filters = selectors.Filters(
         group=get.get("group", ""),
@@ -165,6 +202,9 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
         "settings_form": SubmissionSettingsForm(instance=board) if manage else None,
         "may_submit": board.accepts_submissions and is_participant(request.user),
     }
+    if csrf is not None:
+        # Rendered for the whole-page cache: a placeholder where each reader's token goes.
+        context["csrf_token"] = csrf
     return render(request, "leaderboards/board.html", context)
 
 

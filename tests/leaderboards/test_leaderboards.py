@@ -330,3 +330,73 @@ def test_side_by_side_ratings_are_columns_and_any_column_sorts(
         Client().get(reverse("leaderboard", args=[world.board.slug]), {"sort": "x'"}).status_code
         == 200
     )
+
+
+def test_an_anonymous_reader_gets_the_cached_page_with_his_own_csrf_token(
+    world: World, personas: Personas
+) -> None:
+    """The whole page is cached for anonymous readers; each gets a working token of his own,
+    and a board made private stops being served from the cache at once."""
+    from django.core.cache import cache
+
+    from leaderboards.views import _BODIES, CSRF_PLACEHOLDER
+
+    cache.clear()
+    _BODIES.clear()
+    snapshot_store(world.board, rounds=50)
+    world.board.visibility = Visibility.PUBLIC
+    world.board.save()
+    url = reverse("leaderboard", args=[world.board.slug])
+    tokens = []
+    for _ in range(2):
+        client = Client(enforce_csrf_checks=True)
+        page = client.get(url)
+        html = page.content.decode()
+        assert page.status_code == 200 and CSRF_PLACEHOLDER not in html
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
+        assert token is not None
+        tokens.append(token.group(1))
+        # The token works with the cookie the response set: the language form posts.
+        switched = client.post(
+            reverse("set_language"),
+            {"language": "en", "next": url, "csrfmiddlewaretoken": token.group(1)},
+        )
+        assert switched.status_code == 302
+    assert tokens[0] != tokens[1]
+    assert any(k.startswith("leaderboard-page:") for k in _BODIES)
+    # Made private: refused although the page is cached.
+    world.board.visibility = Visibility.PRIVATE
+    world.board.save()
+    assert Client().get(url).status_code == 302  # to the login page
+    # A logged-in reader is never served the anonymous page.
+    admin = Client()
+    admin.force_login(personas.admin)
+    assert "leaderboard-admin" in admin.get(url).content.decode()
+
+
+def test_the_boards_plain_query_reads_what_the_orm_reads(world: World) -> None:
+    """selectors.board_with_snapshot (one plain query, for the busiest page) against the ORM."""
+    from django.db.models import OuterRef, Subquery
+
+    from leaderboards.selectors import board_with_snapshot
+
+    assert board_with_snapshot("missing") is None
+    plain = board_with_snapshot(world.board.slug)
+    assert plain is not None and plain.snapshot_id is None  # type: ignore[attr-defined]
+    Leaderboard.objects.filter(pk=world.board.pk).update(fixed_settings={"temperature": 0})
+    snapshot_store(world.board, rounds=0)
+    newest = snapshot_store(world.board, rounds=0)
+    latest = LeaderboardSnapshot.objects.filter(leaderboard=OuterRef("pk")).order_by(
+        "-created_at", "-pk"
+    )
+    orm = Leaderboard.objects.annotate(
+        snapshot_id=Subquery(latest.values("pk")[:1]),
+        snapshot_at=Subquery(latest.values("created_at")[:1]),
+    ).get(pk=world.board.pk)
+    plain = board_with_snapshot(world.board.slug)
+    assert plain is not None
+    for field in ("pk", "slug", "title", "visibility", "created_at", "fixed_settings"):
+        assert getattr(plain, field) == getattr(orm, field), field
+    assert plain.snapshot_id == orm.snapshot_id == newest.pk  # type: ignore[attr-defined]
+    assert plain.snapshot_at == orm.snapshot_at  # type: ignore[attr-defined]
+    assert plain.fixed_settings == {"temperature": 0}
