@@ -22,7 +22,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboards import selectors, services
-from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility
+from leaderboards.models import Leaderboard, Visibility
 from leaderboards.svg import bars_svg
 from panels.access import allowed, require
 from participants.rules import is_participant
