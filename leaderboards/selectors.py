@@ -286,8 +286,9 @@ def _board_sql() -> str:
     latest = (
         f"FROM {snap} s WHERE s.leaderboard_id = b.id ORDER BY s.created_at DESC, s.id DESC LIMIT 1"
     )
+    # Only the models' own table and column names go into the text; the slug is a parameter.
     return (
-        f"SELECT {columns}, (SELECT s.id {latest}), (SELECT s.created_at {latest}) "
+        f"SELECT {columns}, (SELECT s.id {latest}), (SELECT s.created_at {latest}) "  # noqa: S608
         f"FROM {board} b WHERE b.slug = %s"
     )
 
