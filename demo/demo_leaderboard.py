@@ -11,19 +11,35 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 
 from dataset.aggregation import aggregation_run
 from dataset.models import TripleAggregate
-from demo.demo_data import DEMO_EXPERT, DEMO_EXPERTS, DEMO_MODELS
-from judging.services import config_save
+from demo.demo_data import DEMO_ADMIN, DEMO_EXPERT, DEMO_EXPERTS, DEMO_MODELS
+from demo.demo_markup import DEMO_PARTICIPANT
+from demo.judge_server import verdict
+from judge_worker import JudgeItem, JudgeOutput, parse_judge_output
+from judging.models import JudgeRun
+from judging.services import config_save, run_create, run_execute_inline
 from leaderboards.models import Leaderboard, Visibility
 from leaderboards.services import snapshot_store
 from material.models import Answer
-from submissions.services import benchmark_instructions
+from submissions.models import State, Submission
+from submissions.services import (
+    Metadata,
+    benchmark_instructions,
+    publication_decide,
+    publication_request,
+    submission_refresh,
+    submission_score,
+    submission_upload,
+)
 from taxonomy.models import CriterionGroup
 from work.models import Assignment, AssignmentKind, AssignmentStatus, TripleKind
 from work.services import ScoreInput, assignment_submit
@@ -121,13 +137,94 @@ def demo_leaderboard_ensure() -> str:
         board.submissions_per_day = 20
         board.save()
     example = _example_file(board)
+    judged = _demo_server_run(board)
+    published = _demo_submission_ensure(board)
     # Recomputed on every seed (a demo judge run may have finished since): a small snapshot.
     snapshot_store(board)
     return (
         f"/leaderboards/{board.slug}/ ({board.get_visibility_display()}), "
-        f"{submitted} past demo assignments submitted; participants submit to it "
-        f"(an example answers file: {example})"
+        f"{submitted} past demo assignments submitted; judge rows of the demo test server: "
+        f"{judged}; {published}; participants submit to it (an example answers file: {example})"
     )
+
+
+class _ServerBackend:
+    """The demo test server's verdicts (demo.judge_server.verdict) computed in this process:
+    the seed scores without a server running (./scripts/demo starts one for the web server)."""
+
+    def judge(self, items: Sequence[JudgeItem]) -> list[JudgeOutput]:
+        outputs = []
+        for item in items:
+            prompt = "\n".join(m.get("content", "") for m in item.messages)
+            text = verdict(prompt)
+            outputs.append(
+                JudgeOutput(
+                    item_id=item.item_id,
+                    raw_text=text,
+                    parse=parse_judge_output(text, item.allowed_scores),
+                    prompt_tokens=len(prompt) // 4,
+                    generated_tokens=16,
+                    seconds=0.0,
+                )
+            )
+        return outputs
+
+
+def _demo_server_run(board: Leaderboard) -> str:
+    """The demo test server's verdicts on every demo answer, once: the public board's judge-based
+    rows (named after the server: its numbers are not a model's)."""
+    config = board.judge_config
+    assert config is not None
+    if JudgeRun.objects.filter(config__name=DEMO_SERVER_JUDGE, scope={"all": True}).exists():
+        return "already there"
+    run = run_create(config=config, scope={"all": True}, enqueue=False)
+    run = run_execute_inline(run=run, backend_factory=lambda _run: _ServerBackend())
+    return f"run {run.pk} {run.status}, {run.done} verdicts"
+
+
+def _demo_submission_ensure(board: Leaderboard) -> str:
+    """A published submission of the demo participant, scored in-process: the board shows a
+    participant's row, his page a history. Not the example file's answers, so the newcomer's
+    upload of that file is not a duplicate."""
+    user = get_user_model().objects.filter(username=DEMO_PARTICIPANT.username).first()
+    participant = getattr(user, "participant", None)
+    if participant is None:
+        return "no demo participant"
+    if Submission.objects.filter(participant=participant, leaderboard=board).exists():
+        return "the demo participant's submission: already there"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "answers.jsonl"
+        lines = _example_lines(board, "(Сабмит команды из демо.)")
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        submission = submission_upload(
+            participant=participant,
+            board=board,
+            path=path,
+            file_name="orfograf-answers.jsonl",
+            meta=Metadata(
+                model_name="Orfograf-LM",
+                model_version="0.5",
+                parameters="1.7B",
+                gpus="1× A100 40GB",
+                logs="Демо: логи генерации команды «Орфограф».",
+                inference_settings={"temperature": 0, "max_new_tokens": 1024},
+            ),
+            actor=user,
+            queue_scoring=False,
+        )
+    run = submission_score(submission.pk, enqueue_run=False)
+    if run is not None:
+        run_execute_inline(run=run, backend_factory=lambda _run: _ServerBackend())
+    # Finished here too: the judging hook runs after a commit, which an enclosing transaction
+    # (a test's) would hold back.
+    submission.refresh_from_db()
+    submission_refresh(submission)
+    if submission.state == State.SCORED:
+        publication_request(submission, actor=user)
+        admin = get_user_model().objects.filter(username=DEMO_ADMIN.username).first()
+        publication_decide(submission, approve=True, reason="", actor=admin)
+        submission.refresh_from_db()
+    return f"the demo participant's submission {submission.pk}: {submission.state}"
 
 
 def _example_file(board: Leaderboard) -> Path:
@@ -135,6 +232,14 @@ def _example_file(board: Leaderboard) -> Path:
     (a demo model's answer with a participant's touch), as the upload page expects."""
     path = Path(settings.BASE_DIR) / "var" / "demo" / "submission-example.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
+    lines = _example_lines(board, "(Ответ участника демо.)")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _example_lines(board: Leaderboard, touch: str) -> list[str]:
+    """JSON lines answering every instruction of the board: the first demo answer to it, with
+    `touch` added (so two files made with different touches are different answers)."""
     first: dict[int, str] = {}
     for instruction_id, text in (
         Answer.objects.filter(instruction__in=benchmark_instructions(board), reserved__isnull=True)
@@ -142,12 +247,7 @@ def _example_file(board: Leaderboard) -> Path:
         .values_list("instruction_id", "text")
     ):
         first.setdefault(instruction_id, text)
-    lines = [
-        json.dumps(
-            {"instruction_id": pk, "answer": f"{text}\n\n(Ответ участника демо.)"},
-            ensure_ascii=False,
-        )
+    return [
+        json.dumps({"instruction_id": pk, "answer": f"{text}\n\n{touch}"}, ensure_ascii=False)
         for pk, text in sorted(first.items())
     ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path

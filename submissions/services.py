@@ -359,9 +359,11 @@ def submission_upload(
     file_name: str,
     meta: Metadata,
     actor: Any,
+    queue_scoring: bool = True,
 ) -> Submission:
     """Read, check and store a submission whole, or refuse it whole (SubmissionRefused); its
-    scoring is queued once stored."""
+    scoring is queued once stored (unless `queue_scoring` is off: the caller scores it, as the
+    demo's seed does in-process)."""
     _check_limits(participant, board)
     answers = read_answers(path, board, max_bytes=settings.SUBMISSION_MAX_BYTES)
     fingerprint = content_fingerprint(answers)
@@ -418,17 +420,20 @@ def submission_upload(
         SubmissionEvent.objects.create(
             submission=submission, actor=actor, old="", new=State.UPLOADED, note=file_name[:200]
         )
-        enqueue(JobKind.SUBMISSION, {"submission": submission.pk}, user=actor)
+        if queue_scoring:
+            enqueue(JobKind.SUBMISSION, {"submission": submission.pk}, user=actor)
     return submission
 
 
-def submission_score(submission_id: int) -> None:
+def submission_score(submission_id: int, *, enqueue_run: bool = True) -> JudgeRun | None:
     """The scoring job: build the submission's triples and start the designated judge's run
-    over them. Idempotent: a submission already past "uploaded" is left alone."""
+    over them (its batches queued, unless `enqueue_run` is off: the caller runs them); the run,
+    or None when none was started. Idempotent: a submission already past "uploaded" is left
+    alone."""
     with transaction.atomic():
         submission = Submission.objects.select_for_update().get(pk=submission_id)
         if submission.state != State.UPLOADED:
-            return
+            return None
         answer_ids = list(
             Answer.objects.filter(model_id=submission.model_id).values_list("pk", flat=True)
         )
@@ -437,21 +442,24 @@ def submission_score(submission_id: int) -> None:
         if config is None:
             submission.message = _("The benchmark has no designated judge.")
             _move(submission, State.FAILED, note=submission.message)
-            return
+            return None
         submission.judge_config = config
         if not scope_triples({"model": submission.model_id}).exists():
             submission.message = _("No criterion applies to these instructions.")
             _move(submission, State.FAILED, note=submission.message)
-            return
+            return None
         try:
-            run = run_create(config=config, scope={"model": submission.model_id})
+            run = run_create(
+                config=config, scope={"model": submission.model_id}, enqueue=enqueue_run
+            )
         except JudgingError as exc:
             submission.message = str(exc)
             _move(submission, State.FAILED, note=submission.message)
-            return
+            return None
         submission.judge_run = run
         submission.message = ""
         _move(submission, State.SCORING)
+    return run
 
 
 def submission_finish(run_id: int) -> None:

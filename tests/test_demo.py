@@ -286,14 +286,23 @@ def test_the_demo_participant_submits_the_example_and_reads_his_private_score(
                 },
             )
         assert response.status_code == 302, response.content.decode()[:2000]
-        submission = Submission.objects.get()
+        submission = Submission.objects.get(model_name="Demo participant LM")
         assert submission.state == State.SCORED, submission.message
         assert submission.answers == Instruction.objects.filter(task__isnull=False).count()
         page = client.get(response["Location"]).content.decode()
         assert "submission-score" in page and f"{submission.result['mean']:.3f}" in page
-        # Private: the public board does not show it.
-        board = Client().get(reverse("leaderboard", args=[DEMO_BOARD])).content.decode()
-        assert "Demo participant LM" not in board
+        # Private: the public board does not show it. It shows the judge-based rows of the demo
+        # test server, the seeded submission of the participant's team among them.
+        seeded = Submission.objects.get(model_name="Orfograf-LM")
+        assert seeded.state == State.PUBLISHED, seeded.message
+        source = f"judge:{seeded.judge_config_id}"
+        board = Client().get(reverse("leaderboard", args=[DEMO_BOARD]), {"source": source})
+        html = board.content.decode()
+        assert "Demo participant LM" not in html
+        assert "Orfograf-LM" in html and all(m.name in html for m in DEMO_MODELS)
+        # A second seed adds nothing of this.
+        seed()
+        assert Submission.objects.count() == 2
     finally:
         server.shutdown()
         server.server_close()

@@ -364,8 +364,8 @@ def test_the_new_triples_are_checked_by_the_writer_and_stay_deferred_after(
     answer = make_answer()
     missing = assignments._missing_triples
 
-    def with_a_bad_panel(answer_ids: Any) -> list[assignments.TripleRow]:
-        rows = missing(answer_ids)
+    def with_a_bad_panel(answer_ids: Any, **kwargs: Any) -> list[assignments.TripleRow]:
+        rows = missing(answer_ids, **kwargs)
         a, c, r, g, _panel, o, pos = rows[0]
         return [(a, c, r, g, 10**9, o, pos), *rows[1:]]
 
