@@ -531,7 +531,13 @@ def _run_finish_if_complete(run_id: int) -> None:
         # computed now, once the finishing transaction has committed.
         report_request(run_id)
         for finished_hook in hooks.run_finished:
-            transaction.on_commit(partial(finished_hook, run_id))
+            # The run's end is committed (autocommit here): a hook reads it. A hook's failure
+            # must not fail the batch that happened to be last; its owner can finish later
+            # (a submission's page does).
+            try:
+                finished_hook(run_id)
+            except Exception:
+                logger.exception("run %s: the run_finished hook %r failed", run_id, finished_hook)
 
 
 def run_execute_inline(
