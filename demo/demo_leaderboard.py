@@ -121,9 +121,11 @@ def demo_leaderboard_ensure() -> str:
             "visibility": Visibility.PUBLIC,
         },
     )
-    if board.judge_config_id is None:
-        # Participants may submit: scored by the local test server (demo.judge_server), which
-        # ./scripts/demo starts beside the web server.
+    # Participants may submit: scored by the local test server (demo.judge_server), which
+    # ./scripts/demo starts beside the web server; its address follows DEMO_JUDGE_URL on every
+    # seed (a new configuration version when it moved). A judge an admin designated is kept.
+    current = board.judge_config
+    if current is None or current.name == DEMO_SERVER_JUDGE:
         board.judge_config = config_save(
             name=DEMO_SERVER_JUDGE,
             backend="openai",
@@ -131,10 +133,13 @@ def demo_leaderboard_ensure() -> str:
             endpoint_model="demo-judge",
             model_family="demo",
             batch_size=64,
+            # An unreachable server fails the upload's scoring at once instead of retrying.
+            decoding={"do_sample": False, "max_new_tokens": 64, "max_retries": 0},
         )
-        board.accepts_submissions = True
-        board.fixed_settings = {"temperature": 0, "max_new_tokens": 1024}
-        board.submissions_per_day = 20
+        if current is None:
+            board.accepts_submissions = True
+            board.fixed_settings = {"temperature": 0, "max_new_tokens": 1024}
+            board.submissions_per_day = 20
         board.save()
     example = _example_file(board)
     judged = _demo_server_run(board)
