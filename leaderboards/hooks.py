@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-submitted_models: list[Callable[[], dict[int, bool]]] = []
+submitted_models: list[Callable[[], dict[int, int | None]]] = []
 
 
-def submitted() -> dict[int, bool]:
-    out: dict[int, bool] = {}
+def submitted() -> dict[int, int | None]:
+    out: dict[int, int | None] = {}
     for source in submitted_models:
         out.update(source())
     return out

@@ -12,6 +12,7 @@ rows' scales; a model whose provider is "human" is the human baseline.
 
 from __future__ import annotations
 
+import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 from django.db.models import Max, Q
+from django.utils.translation import gettext as _
 
 from comparison.models import SOURCE_HUMAN
 from comparison.services import latest_ranking
@@ -108,7 +110,7 @@ def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
     numeric score are left out."""
     rows = (
         TripleAggregate.objects.filter(**_scope(board, "triple__"))
-        .filter(_shown("triple__"))
+        .filter(_shown(board, "triple__"))
         .values_list(*_triple_columns("triple__"), "triple__group", "mean", "excluded_reason")
     )
     out = Verdicts.empty()
@@ -132,13 +134,20 @@ def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
     return out
 
 
-def _shown(prefix: str) -> Q:
-    """The rows a board shows: of answers that are not reserved (exam and control copies,
-    participants' submissions) or of a published submission; never of a submitted model that
-    is not published (its answers may have gone to the panels)."""
+def withheld_models(board: Leaderboard) -> tuple[list[int], list[int]]:
+    """(published on this board, withheld from it) of the participants' submitted models: a
+    submission is published on the board it was submitted to, and only there."""
     submitted = hooks.submitted()
-    published = [m for m, shown in submitted.items() if shown]
-    withheld = [m for m, shown in submitted.items() if not shown]
+    published = [m for m, on in submitted.items() if on == board.pk]
+    withheld = [m for m, on in submitted.items() if on != board.pk]
+    return published, withheld
+
+
+def _shown(board: Leaderboard, prefix: str) -> Q:
+    """The rows a board shows: of answers that are not reserved (exam and control copies,
+    participants' submissions) or of a submission published on this board; never of another
+    submitted model (its answers may have gone to the panels)."""
+    published, withheld = withheld_models(board)
     answer = f"{prefix}answer__"
     shown = Q(**{f"{answer}reserved__isnull": True}) | Q(**{f"{answer}model_id__in": published})
     return shown & ~Q(**{f"{answer}model_id__in": withheld})
@@ -188,7 +197,7 @@ def judge_verdicts(
         **_scope(board, "triple__"),
     )
     if only_model is None:
-        estimates = estimates.filter(_shown("triple__"))
+        estimates = estimates.filter(_shown(board, "triple__"))
     else:
         estimates = estimates.filter(triple__answer__model_id=only_model)
     newest = estimates.values("triple_id").annotate(last=Max("pk")).values_list("last", flat=True)
@@ -309,7 +318,7 @@ def criterion_names(criterion: Criterion) -> dict[str, str]:
     }
 
 
-def pairwise_ratings(criterion: str = PAIRWISE_CRITERION) -> dict[str, Any]:
+def pairwise_ratings(board: Leaderboard, criterion: str = PAIRWISE_CRITERION) -> dict[str, Any]:
     """The models' side-by-side ratings from the experts' latest REPA ranking (comparison): per
     model the Elo, Bradley–Terry and Glicko-2 means (bootstrap means where computed) and Borda
     points on `criterion` (Overall), for the board's rating columns. A submitted model that is
@@ -317,7 +326,7 @@ def pairwise_ratings(criterion: str = PAIRWISE_CRITERION) -> dict[str, Any]:
     ranking = latest_ranking(SOURCE_HUMAN)
     if ranking is None:
         return {"ranking": None, "models": {}}
-    withheld = {m for m, shown in hooks.submitted().items() if not shown}
+    withheld = set(withheld_models(board)[1])
     chosen = next(
         (c for c in ranking.result.get("criteria", []) if c.get("key") == criterion), None
     )
@@ -369,7 +378,7 @@ def snapshot_data(
         )
         if progress:
             progress(n, total)
-    pairwise = pairwise_ratings()
+    pairwise = pairwise_ratings(board)
     model_ids = {m for v in seen for m in v.model} | {int(m) for m in pairwise["models"]}
     models = LanguageModel.objects.filter(pk__in=model_ids)
     return {
@@ -410,21 +419,35 @@ def snapshot_store(
     )
 
 
-def snapshot_queue(board: Leaderboard, user: Any) -> tuple[Job, bool]:
-    """Queue a recomputation unless one is already queued or running for the board."""
+def snapshot_queue(board: Leaderboard, user: Any, *, fresh: bool = False) -> tuple[Job, bool]:
+    """Queue a recomputation unless one is already queued or running for the board. With
+    `fresh` (the data changed just now: a publication), a running one does not count, as it
+    may have read the data before the change; a queued one has not read anything yet."""
+    statuses = [JobStatus.QUEUED] if fresh else [JobStatus.QUEUED, JobStatus.RUNNING]
     with transaction.atomic():
         running = (
             Job.objects.select_for_update()
-            .filter(
-                kind=JobKind.LEADERBOARD,
-                params__leaderboard=board.pk,
-                status__in=[JobStatus.QUEUED, JobStatus.RUNNING],
-            )
+            .filter(kind=JobKind.LEADERBOARD, params__leaderboard=board.pk, status__in=statuses)
             .first()
         )
         if running is not None:
             return running, False
         return enqueue(JobKind.LEADERBOARD, {"leaderboard": board.pk}, user=user), True
+
+
+def settings_problem(value: Any) -> str:
+    """Why a set of inference settings (the board's fixed ones, a submission's) cannot be
+    stored, or "": a JSON object of single finite values, no NUL in a text."""
+    if not isinstance(value, dict):
+        return _('A JSON object is expected, like {"temperature": 0}.')
+    for key, item in value.items():
+        if isinstance(item, dict | list):
+            return _("Each setting is a single value (a number, text, true/false).")
+        if isinstance(item, float) and not math.isfinite(item):
+            return _("A setting is not a finite number.")
+        if "\x00" in key or (isinstance(item, str) and "\x00" in item):
+            return _("A setting contains a NUL character.")
+    return ""
 
 
 @transaction.atomic

@@ -71,10 +71,9 @@ class SubmissionSettingsForm(forms.ModelForm):
 
     def clean_fixed_settings(self) -> dict[str, Any]:
         value = self.cleaned_data.get("fixed_settings") or {}
-        if not isinstance(value, dict) or any(isinstance(v, dict | list) for v in value.values()):
-            raise forms.ValidationError(
-                _('A JSON object of single values, like {"temperature": 0}.')
-            )
+        problem = services.settings_problem(value)
+        if problem:
+            raise forms.ValidationError(problem)
         return value
 
     def clean(self) -> dict[str, Any]:

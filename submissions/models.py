@@ -29,8 +29,10 @@ class State(models.TextChoices):
 
 
 class Submission(models.Model):
+    # PROTECT: a participant with submissions is revoked, not deleted (a deleted submission
+    # would un-withhold its model's answers, which may have gone to the panels).
     participant = models.ForeignKey(
-        Participant, on_delete=models.CASCADE, related_name="submissions"
+        Participant, on_delete=models.PROTECT, related_name="submissions"
     )
     leaderboard = models.ForeignKey(
         Leaderboard, on_delete=models.PROTECT, related_name="submissions"

@@ -28,7 +28,14 @@ def owns(user: Any, submission: Any) -> bool:
 
 @rules.predicate
 def takes_submissions(user: Any, board: Any) -> bool:
-    return board is not None and board.accepts_submissions and board.judge_config_id is not None
+    """The board takes submissions and the user may read it (a private board is staff's only:
+    not even its title, inputs or standings reach a participant)."""
+    return (
+        board is not None
+        and board.accepts_submissions
+        and board.judge_config_id is not None
+        and rules.has_perm("leaderboards.view_leaderboard", user, board)
+    )
 
 
 rules.add_perm("submissions.view_submission", is_admin | (is_participant & owns))

@@ -12,12 +12,13 @@ from participants.models import Participant
 from submissions.models import State, Submission
 
 
-def submitted_models() -> dict[int, bool]:
-    """{model id: published?} of every submission (leaderboards.hooks.submitted_models)."""
+def submitted_models() -> dict[int, int | None]:
+    """{model id: the board it is published on, or None} of every submission
+    (leaderboards.hooks.submitted_models)."""
     return {
-        model: state == State.PUBLISHED
-        for model, state in Submission.objects.filter(model__isnull=False).values_list(
-            "model_id", "state"
+        model: board if state == State.PUBLISHED else None
+        for model, state, board in Submission.objects.filter(model__isnull=False).values_list(
+            "model_id", "state", "leaderboard_id"
         )
     }
 

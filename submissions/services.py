@@ -37,6 +37,7 @@ from leaderboards.models import Leaderboard, LeaderboardSnapshot
 from leaderboards.services import (
     criterion_names,
     judge_verdicts,
+    settings_problem,
     snapshot_queue,
     source_rows,
     task_types,
@@ -206,7 +207,8 @@ def _read_row(
     if not text:
         errors.add(number, id_column or "instruction_id", "required", _("The value is missing."))
         return
-    if not text.isdigit() or int(text) not in wanted:
+    # isdecimal alone takes "²" and other digits int() refuses; 18 digits fit any id.
+    if not (text.isascii() and text.isdecimal() and len(text) <= 18) or int(text) not in wanted:
         errors.add(
             number,
             id_column,
@@ -267,14 +269,18 @@ def parse_settings(text: str) -> dict[str, Any]:
     if len(text) > MAX_SETTINGS_CHARS:
         raise ValueError(_("At most %(n)s characters.") % {"n": MAX_SETTINGS_CHARS})
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ValueError(_("Not valid JSON: %(error)s.") % {"error": exc.msg}) from exc
-    if not isinstance(value, dict):
-        raise ValueError(_('A JSON object is expected, like {"temperature": 0}.'))
-    if any(isinstance(v, dict | list) for v in value.values()):
-        raise ValueError(_("Each setting is a single value (a number, text, true/false)."))
+    problem = settings_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
+
+
+def _no_constant(name: str) -> Any:
+    # NaN and Infinity are not JSON; the database refuses them.
+    raise json.JSONDecodeError(f"{name} is not a JSON value", name, 0)
 
 
 # --- limits ---------------------------------------------------------------------------------
@@ -396,7 +402,8 @@ def submission_upload(
         model = LanguageModel.objects.create(
             name=meta.model_name,
             version=f"{meta.model_version} #{submission.pk}".strip()[:100],
-            provider=participant.organisation or participant.user.get_username(),
+            # Never "human" (the human baseline's mark): whose it is, as a participant.
+            provider=f"participant: {participant}"[:200],
         )
         created = Answer.objects.bulk_create(
             [
@@ -573,7 +580,7 @@ def publication_decide(submission: Submission, *, approve: bool, reason: str, ac
         locked.message = "" if approve else reason[:1000]
         _move(locked, State.PUBLISHED if approve else State.REJECTED, actor=actor, note=reason)
         if approve:
-            snapshot_queue(locked.leaderboard, actor)
+            snapshot_queue(locked.leaderboard, actor, fresh=True)
 
 
 def scoring_retry(submission: Submission, *, actor: Any) -> None:

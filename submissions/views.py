@@ -318,6 +318,9 @@ def participant_register(request: HttpRequest) -> HttpResponse:
             with transaction.atomic():
                 user = form.save(commit=False)
                 user.email = form.cleaned_data["email"]
+                # Inactive until an admin approves: a stranger's account reads nothing that
+                # needs a login (internal boards are for vetted users).
+                user.is_active = False
                 user.save()
                 Participant.objects.create(
                     user=user, organisation=form.cleaned_data["organisation"], approved=False
@@ -341,7 +344,11 @@ def participant_approve(request: HttpRequest, pk: int) -> HttpResponse:
     require(request.user, "participants.manage_participants")
     participant = get_object_or_404(Participant, pk=pk)
     approve = request.POST.get("approved", "1") == "1"
-    Participant.objects.filter(pk=participant.pk).update(approved=approve)
+    with transaction.atomic():
+        Participant.objects.filter(pk=participant.pk).update(approved=approve)
+        if approve:
+            # A self-registered account is inactive until its first approval.
+            type(participant.user).objects.filter(pk=participant.user_id).update(is_active=True)
     if approve:
         messages.success(request, _("%(name)s may submit now.") % {"name": participant})
     else:

@@ -334,6 +334,8 @@ def _submissions(world: World) -> None:
     world.submission_board = Leaderboard.objects.create(
         slug="security-submit",
         title="Submissions board",
+        # Internal: a participant reads it (a private board is not open to participants).
+        visibility="internal",
         accepts_submissions=True,
         judge_config=config,
         submissions_per_day=100,

@@ -22,13 +22,13 @@ from judging.backends import clear_cache
 from judging.models import JudgeConfig, JudgeEstimate, RunStatus
 from judging.services import BatchIncomplete, config_save, run_execute_inline
 from judging.tasks import _backend as judge_backend
-from leaderboards.models import Leaderboard, LeaderboardSnapshot
+from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility
 from leaderboards.services import snapshot_store
 from material.models import Answer, Instruction, LanguageModel
 from participants.models import Participant
 from protocol.leaderboard import normalise
 from submissions.models import State, Submission
-from submissions.services import MAX_ERRORS
+from submissions.services import MAX_ERRORS, publication_decide, publication_request
 from taxonomy.models import BestEnd, CriterionGroup
 from tests.conftest import PASSWORD, Personas, make_user
 from tests.judging.fake_openai import fake_openai
@@ -69,6 +69,8 @@ def bench(personas: Personas, make_answer: Callable[..., Answer]) -> Iterator[Be
             judge_config=config,
             fixed_settings={"temperature": 0},
             submissions_per_day=3,
+            # Participants read internal boards (a private one is staff's only).
+            visibility=Visibility.INTERNAL,
         )
         assert instructions[0].task is not None
         board.task_groups.set([instructions[0].task.group_id])
@@ -442,9 +444,13 @@ def test_registration_waits_for_an_admin_and_a_closed_board_refuses(
     assert response.status_code == 200, response.content.decode()[:1000]
     participant = Participant.objects.get(user__username="newteam")
     assert not participant.approved
+    # Inactive until approved: the account logs in to nothing (not even an internal board).
+    assert not participant.user.is_active
     newcomer = Client()
     newcomer.force_login(participant.user)
-    assert newcomer.get(reverse("submission_new", args=[bench.board.slug])).status_code == 403
+    refused = newcomer.get(reverse("submission_new", args=[bench.board.slug]))
+    assert refused.status_code == 302 and "/accounts/login/" in refused["Location"]
+    assert newcomer.get(reverse("leaderboard", args=[bench.board.slug])).status_code == 302
     admin = Client()
     admin.force_login(personas.admin)
     assert (
@@ -496,3 +502,54 @@ def test_hostile_files_are_refused_unopened_or_by_column(bench: Bench) -> None:
         if column:
             assert any(e.column == column for e in errors), [e.as_dict() for e in errors]
     assert not Submission.objects.exists()
+
+
+def test_a_private_board_is_not_open_to_participants_even_taking_submissions(
+    bench: Bench,
+) -> None:
+    Leaderboard.objects.filter(pk=bench.board.pk).update(visibility=Visibility.PRIVATE)
+    assert "Bench" not in bench.client.get(reverse("submissions")).content.decode()
+    assert bench.client.get(reverse("submission_new", args=[bench.board.slug])).status_code == 404
+    inputs = reverse("submission_inputs", args=[bench.board.slug, "jsonl"])
+    assert bench.client.get(inputs).status_code == 404
+
+
+def test_forged_ids_and_settings_are_refused_not_crashed(bench: Bench, personas: Personas) -> None:
+    a, _b, c = bench.instructions
+    # "²" passes str.isdigit but not int(); a 5,000-digit id passes neither limit.
+    response = _upload(bench, _csv([(a.pk, "x"), ("²", "y"), ("9" * 5000, "z"), (c.pk, "w")]))
+    assert response.status_code == 422
+    codes = [(e.row, e.code) for e in response.context["errors"]]
+    assert (3, "unknown_instruction") in codes and (4, "unknown_instruction") in codes
+    for forged in ('{"temperature": NaN}', '{"t": Infinity}', '{"t": "a\\u0000b"}'):
+        response = _upload(bench, _csv(_answers(bench)), inference_settings=forged)
+        assert response.status_code == 400, forged
+        assert "inference_settings" in response.context["form"].errors
+    admin = Client()
+    admin.force_login(personas.admin)
+    response = admin.post(
+        reverse("leaderboard_submission_settings", args=[bench.board.slug]),
+        {
+            "accepts_submissions": "on",
+            "judge_config": str(bench.board.judge_config_id),
+            "fixed_settings": '{"temperature": NaN}',
+            "submissions_per_day": "3",
+        },
+    )
+    assert response.status_code == 400 and "fixed_settings" in response.content.decode()
+    assert not Submission.objects.exists()
+
+
+def test_a_submission_is_published_on_its_own_board_only(
+    bench: Bench, django_capture_on_commit_callbacks: Any, personas: Personas
+) -> None:
+    s = _submit(bench, django_capture_on_commit_callbacks)
+    publication_request(s, actor=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        publication_decide(s, approve=True, reason="", actor=personas.admin)
+    other = Leaderboard.objects.create(slug="other", title="Other")
+    other.task_groups.set(bench.board.task_groups.all())
+    assert str(s.model_id) in snapshot_store(bench.board, rounds=0).data["models"]
+    assert str(s.model_id) not in snapshot_store(other, rounds=0).data["models"]
+    # The team's name is never taken for the human baseline's mark.
+    assert s.model is not None and s.model.provider.startswith("participant: ")
