@@ -145,12 +145,18 @@ def _whole_page_key(request: HttpRequest, snapshot: int | None) -> str:
 
 
 def _cached(key: str) -> str | None:
+    """A rendered view from the process, else from the shared cache (then kept here too)."""
     html = _BODIES.get(key)
     if html is None:
         html = cache.get(key)
         if html is not None:
             _remember(key, html)
     return html
+
+
+def _store(key: str, html: str) -> None:
+    cache.set(key, html, BODY_CACHE_S)
+    _remember(key, html)
 
 
 @require_GET
@@ -169,8 +175,7 @@ def board_page(request: HttpRequest, slug: str) -> HttpResponse:
         html = _cached(whole)
         if html is None:
             html = _board_response(request, board, snapshot, CSRF_PLACEHOLDER).content.decode()
-            cache.set(whole, html, BODY_CACHE_S)
-            _remember(whole, html)
+            _store(whole, html)
         return HttpResponse(html.replace(CSRF_PLACEHOLDER, get_token(request)))
     return _board_response(request, board, snapshot)
 
@@ -231,11 +236,7 @@ def _body(
     )
     if len(key) > 200:  # a forged query: not worth a cache entry
         key = ""
-    cached = _BODIES.get(key) if key else None
-    if cached is None and key:
-        cached = cache.get(key)
-        if cached is not None:
-            _remember(key, cached)
+    cached = _cached(key) if key else None
     if cached is not None:
         return mark_safe(cached)  # noqa: S308 (our own rendering, stored as rendered)
     data = selectors.snapshot_data(snapshot)  # only on a miss: a hit needs no data
@@ -256,8 +257,7 @@ def _body(
     }
     html = render_to_string("leaderboards/_board_body.html", context, request=request)
     if key:
-        cache.set(key, html, BODY_CACHE_S)
-        _remember(key, html)
+        _store(key, html)
     return mark_safe(html)  # noqa: S308 (a template's own rendering)
 
 
