@@ -27,4 +27,6 @@ urlpatterns = [
     path("", include("markup.urls")),
     path("", include("leaderboards.urls")),
     path("", include("submissions.urls")),
+    path("", include("authoring.urls")),
+    path("", include("generation.urls")),
 ]

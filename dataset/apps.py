@@ -10,7 +10,7 @@ class DatasetConfig(AppConfig):
 
     def ready(self) -> None:
         # Each kind's verdict and export table (work.kinds: the task-kind seam).
-        from dataset import aggregation, export_schema, markup, pairwise
+        from dataset import aggregation, export_schema, instructions, markup, pairwise
         from dataset import tasks as _tasks  # noqa: F401  (registers the aggregation and export jobs)
         from work import kinds
 
@@ -27,3 +27,6 @@ class DatasetConfig(AppConfig):
             export_schema=pairwise.pairs_schema,
         )
         kinds.contribute(kinds.MARKUP, "dataset", export_schema=markup.markup_schemas)
+        kinds.contribute(
+            kinds.AUTHORING, "dataset", export_schema=instructions.instruction_schema
+        )

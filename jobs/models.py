@@ -19,6 +19,8 @@ class JobKind(models.TextChoices):
     PAIR_MAKE = "pair_make", _("answer pairing")
     LEADERBOARD = "leaderboard", _("leaderboard")
     SUBMISSION = "submission", _("submission scoring")
+    ORIGINALITY = "originality", _("originality check")
+    GENERATION_BATCH = "generation", _("answer generation batch")
 
 
 class JobStatus(models.TextChoices):

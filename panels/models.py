@@ -80,6 +80,12 @@ class Membership(models.Model):
     # that panel's work; the expert's other panels go on. The reason is the panel's own note.
     is_paused = models.BooleanField(default=False)
     paused_reason = models.CharField(max_length=300, blank=True)
+    # Roles in writing the benchmark (authoring): who writes instructions to the panel's plan,
+    # who reviews them, who proofreads them (the editorial panel's members hold this role in
+    # the panels they proofread). Scoring needs none of them.
+    can_author = models.BooleanField(_("writes instructions"), default=False)
+    can_review = models.BooleanField(_("reviews instructions"), default=False)
+    can_edit = models.BooleanField(_("proofreads instructions"), default=False)
     joined_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -12,6 +12,7 @@ class QualityConfig(AppConfig):
         # Quality sits above work and panels: it plugs its grading, gold and standing rules
         # into their registries instead of them importing quality (docs/architecture.md).
         from panels import hooks as panel_hooks
+        from protocol import authoring
         from quality import control, copies, exams, markup, pairwise, selectors
         from work import hooks as work_hooks
         from work import kinds
@@ -38,3 +39,5 @@ class QualityConfig(AppConfig):
             agreement=pairwise.comparison_agreement,
         )
         kinds.contribute(kinds.MARKUP, "quality", agreement=markup.markup_agreement)
+        # Instruction writing: two reviewers of the double-reviewed rounds (accept / return).
+        kinds.contribute(kinds.AUTHORING, "quality", agreement=authoring.review_agreement)

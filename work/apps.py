@@ -10,7 +10,7 @@ class WorkConfig(AppConfig):
 
     def ready(self) -> None:
         # Models and services load once the app registry is ready.
-        from protocol import markup_json, markup_validation
+        from protocol import authoring, markup_json, markup_validation
         from work import (
             checks,  # noqa: F401  (importing it registers the start-up check)
             comparisons,
@@ -52,4 +52,24 @@ class WorkConfig(AppConfig):
             "work",
             parse_submission=markup_json.read_selections,
             item_errors=markup_validation.validate,
+        )
+        # Instruction writing (the authoring app holds slots, reviews and pages): the form's
+        # fields and checks are the protocol's.
+        kinds.register(
+            kinds.TaskKind(
+                kinds.AUTHORING,
+                "instruction writing",
+                not_applicable={
+                    "gold_match": "no gold instruction: a review accepts or returns, "
+                    "there is no reference text to match",
+                    "aggregate": "no verdict to aggregate: an instruction is accepted by its "
+                    "review rounds and the originality verdict (protocol.authoring)",
+                },
+            )
+        )
+        kinds.contribute(
+            kinds.AUTHORING,
+            "work",
+            parse_submission=authoring.draft_fields,
+            item_errors=authoring.draft_errors,
         )

@@ -252,6 +252,11 @@ def _fill_slots(
     gold_pairs: set[tuple[int, int]] = set()
     for excluded in hooks.excluded_pairs:
         gold_pairs |= excluded(answer_ids)
+    # Experts who wrote an answer (the human baseline) never score it.
+    authored: dict[int, set[int]] = defaultdict(set)
+    for provider in hooks.excluded_experts:
+        for answer_id, expert_id in provider(answer_ids):
+            authored[answer_id].add(expert_id)
     triple_rows = list(
         triples.order_by("answer_id", "position").values_list(
             "pk", "answer_id", "panel_id", "group", "required_overlap"
@@ -352,7 +357,7 @@ def _fill_slots(
                 taken_here = existing_assignments[(answer_id, here)]
                 on_answer = experts_on_answer[answer_id]
                 gone = released_by[(answer_id, here)]
-                refused = refused_by.get((answer_id, here), set())
+                refused = refused_by.get((answer_id, here), set()) | authored.get(answer_id, set())
                 # Who abandoned this answer goes last; then fresh eyes (experts not yet on this
                 # answer for another panel); then the least loaded. Decorated tuples sort without
                 # a key call per candidate: this loop runs for every (answer, panel) at POLLUX

@@ -73,6 +73,12 @@ position: KindHooks[Callable[[int], SequencePosition | None]] = KindHooks("work.
 excluded_pairs: Providers[Callable[[Sequence[int] | None], set[tuple[int, int]]]] = Providers(
     "work.hooks.excluded_pairs"
 )
+# (answer id, expert id) pairs: the expert never gets work on the answer, in any panel — its
+# author (authoring registers the experts who wrote the human-baseline answers). Called like
+# excluded_pairs.
+excluded_experts: Providers[Callable[[Sequence[int] | None], set[tuple[int, int]]]] = Providers(
+    "work.hooks.excluded_experts"
+)
 
 
 class QueueSection(Protocol):

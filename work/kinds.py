@@ -22,6 +22,7 @@ from django.core.exceptions import ImproperlyConfigured
 POINTWISE = "pointwise"
 PAIRWISE = "pairwise"
 MARKUP = "markup"
+AUTHORING = "authoring"
 
 # Which app fills which slot: each app may fill only its own (the layers of import-linter).
 SLOTS_BY_APP: dict[str, tuple[str, ...]] = {

@@ -47,6 +47,8 @@ INSTALLED_APPS = [
     "markup",
     "leaderboards",
     "submissions",
+    "authoring",
+    "generation",
     "demo",
 ]
 
@@ -87,6 +89,8 @@ TEMPLATES = [
                 "markup.context_processors.markup_nav",
                 "leaderboards.context_processors.leaderboards_nav",
                 "submissions.context_processors.submissions_nav",
+                "authoring.context_processors.authoring_nav",
+                "generation.context_processors.generation_nav",
                 "work.context_processors.review_returns",
             ],
         },
@@ -213,7 +217,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=2 * 60 * 60)
 }
-CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}}
+# The GPU queue: judge batches and answer generation (one worker per GPU holds one model).
+CELERY_TASK_ROUTES = {"judging.*": {"queue": "judge"}, "generation.*": {"queue": "judge"}}
 # A running job whose heartbeat is older than this has lost its worker: it may be taken over.
 JOB_STALE_SECONDS = env.int("JOB_STALE_SECONDS", default=600)
 CELERY_BEAT_SCHEDULE = {

@@ -70,7 +70,10 @@ CELERY_RESULT_BACKEND = REDIS_URL
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 # This run's queues; a test's worker consumes them by name (tests/celery_worker.py: run_queues).
 CELERY_TASK_DEFAULT_QUEUE = f"celery-test-{TEST_RUN_ID}"
-CELERY_TASK_ROUTES = {"judging.*": {"queue": f"judge-test-{TEST_RUN_ID}"}}
+CELERY_TASK_ROUTES = {
+    "judging.*": {"queue": f"judge-test-{TEST_RUN_ID}"},
+    "generation.*": {"queue": f"judge-test-{TEST_RUN_ID}"},
+}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PRIVATE_STORAGE_ROOT = BASE_DIR / "var" / "test-private"
 AXES_ENABLED = env.bool("AXES_ENABLED", default=False)

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from generation.models import Generation, GenerationConfig, GenerationRun
+
+
+@admin.register(GenerationConfig)
+class GenerationConfigAdmin(admin.ModelAdmin):
+    list_display = ("name", "version", "model", "backend", "temperature", "max_new_tokens")
+
+
+@admin.register(GenerationRun)
+class GenerationRunAdmin(admin.ModelAdmin):
+    list_display = ("pk", "config", "status", "done", "total", "truncated", "failed")
+
+
+@admin.register(Generation)
+class GenerationAdmin(admin.ModelAdmin):
+    list_display = ("run", "instruction", "outcome", "generated_tokens", "seconds")
+    raw_id_fields = ("instruction", "answer")

@@ -1,0 +1,498 @@
+"""Writes of answer generation: configuration versions, runs, batches and their execution.
+
+A run is split into batches; each batch is a Job of kind "generation" (jobs.services: one
+claim by compare-and-set, heartbeat, retries, the stale-job sweeper), sent to the GPU queue.
+A batch answers only the instructions it has not answered yet and writes its outputs in one
+transaction against the unique (run, instruction): a worker killed mid-batch loses only that
+batch's unfinished work, a retried or duplicated task never answers twice, and an instruction
+the model already answered (in any run) is not planned again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from datetime import timedelta
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Q, QuerySet, Sum
+from django.utils import timezone
+
+from generation.models import (
+    Backend,
+    Generation,
+    GenerationBatch,
+    GenerationConfig,
+    GenerationRun,
+    RunStatus,
+)
+from jobs.models import Job, JobKind, JobStatus
+from jobs.services import JobContext, enqueue_many, job_run, job_send
+from judge_worker import GenerationItem, GenerationOutput, Generator
+from material.import_common import sha256_hex
+from material.models import Answer, Instruction, LanguageModel
+from taxonomy.models import Task
+
+logger = logging.getLogger(__name__)
+
+CONFIG_FIELDS = (
+    "backend",
+    "model_path",
+    "endpoint",
+    "endpoint_model",
+    "api_key_env",
+    "system_prompt",
+    "temperature",
+    "top_p",
+    "top_k",
+    "max_new_tokens",
+    "seed",
+    "batch_size",
+)
+MAX_NEW_TOKENS = 32_768
+MAX_BATCH = 512
+
+
+class GenerationError(Exception):
+    def __init__(self, message: str, field: str = "", status: int = 400) -> None:
+        super().__init__(message)
+        self.field = field
+        self.status = status
+
+
+class BatchIncomplete(GenerationError):
+    """Some instructions of a batch got no output at all (the endpoint never answered)."""
+
+
+def heartbeat_seconds() -> float:
+    return float(getattr(settings, "JUDGE_HEARTBEAT_SECONDS", 30))
+
+
+def stale_after() -> timedelta:
+    return timedelta(seconds=float(getattr(settings, "JUDGE_CLAIM_STALE_SECONDS", 120)))
+
+
+# --- configurations -------------------------------------------------------------------------
+
+
+def _check_config(fields: dict[str, Any]) -> None:
+    backend = fields.get("backend")
+    if backend not in Backend.values:
+        raise GenerationError(f"one of {', '.join(Backend.values)}", "backend")
+    if backend == Backend.OPENAI and not fields.get("endpoint"):
+        raise GenerationError("an OpenAI-compatible backend needs its endpoint", "endpoint")
+    checks: list[tuple[str, float, float]] = [
+        ("temperature", 0, 5),
+        ("top_p", 1e-9, 1),
+        ("top_k", 0, 100_000),
+        ("max_new_tokens", 1, MAX_NEW_TOKENS),
+        ("batch_size", 1, MAX_BATCH),
+    ]
+    for name, low, high in checks:
+        value = fields.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+            raise GenerationError("must be a number", name)
+        if not low <= value <= high:
+            raise GenerationError(f"must be between {low:g} and {high:g}", name)
+    seed = fields.get("seed")
+    if seed is not None and (
+        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63
+    ):
+        raise GenerationError("a whole number from 0", "seed")
+
+
+@transaction.atomic
+def config_save(
+    *,
+    name: str,
+    model_name: str,
+    model_version: str = "",
+    task_groups: Iterable[int] = (),
+    created_by: Any = None,
+    **fields: Any,
+) -> GenerationConfig:
+    """Save a configuration as a new version (the same values again return the current one)."""
+    unknown = set(fields) - set(CONFIG_FIELDS)
+    if unknown:
+        raise GenerationError(f"unknown configuration fields: {sorted(unknown)}")
+    name, model_name = name.strip(), model_name.strip()
+    if not name:
+        raise GenerationError("a configuration needs a name", "name")
+    if not model_name:
+        raise GenerationError("name the model that answers", "model_name")
+    groups = sorted(set(task_groups))
+    if Task.objects.filter(pk__in=groups, level=0).count() != len(groups):
+        raise GenerationError("task groups must be top-level tasks", "task_groups")
+    current = (
+        GenerationConfig.objects.select_for_update().filter(name=name).order_by("-version").first()
+    )
+    values = {
+        f: fields.get(f, getattr(current, f)) if current else fields.get(f) for f in CONFIG_FIELDS
+    }
+    values = {k: v for k, v in values.items() if v is not None or k == "seed"}
+    _check_config(values)
+    model, _ = LanguageModel.objects.get_or_create(
+        name=model_name[:200], version=model_version.strip()[:100]
+    )
+    if current is not None:
+        same = all(getattr(current, f) == v for f, v in values.items())
+        same = same and current.model_id == model.pk
+        same = same and sorted(current.task_groups.values_list("pk", flat=True)) == groups
+        if same:
+            return current
+    config = GenerationConfig(
+        name=name,
+        version=(current.version + 1) if current else 1,
+        model=model,
+        created_by=created_by,
+        **values,
+    )
+    config.full_clean(exclude=["model"])
+    config.save()
+    config.task_groups.set(groups)
+    return config
+
+
+# --- runs -----------------------------------------------------------------------------------
+
+
+def _group_filter(groups: Sequence[Task]) -> Q:
+    q = Q()
+    for group in groups:
+        q |= Q(task__path=group.path) | Q(task__path__startswith=group.path + " / ")
+    return q
+
+
+def scope_instructions(config: GenerationConfig, scope: dict[str, Any]) -> QuerySet[Instruction]:
+    """The instructions a run over `scope` answers: the scope's (a task group, a source such as
+    a writing campaign, or all), within the configuration's task groups, minus those the
+    configuration's model has answered already (no duplicate answers)."""
+    qs = Instruction.objects.filter(task__isnull=False)
+    if "group" in scope:
+        group = Task.objects.filter(pk=scope["group"], level=0).first()
+        if group is None:
+            raise GenerationError("unknown task group", "group")
+        qs = qs.filter(_group_filter([group]))
+    elif "source" in scope:
+        qs = qs.filter(source=scope["source"])
+    elif not scope.get("all"):
+        raise GenerationError("a run needs a scope: a task group, a source, or all", "scope")
+    groups = list(config.task_groups.all())
+    if groups:
+        qs = qs.filter(_group_filter(groups))
+    answered = Answer.objects.filter(model_id=config.model_id).values("instruction_id")
+    return qs.exclude(pk__in=answered).order_by("pk")
+
+
+def clean_scope(scope: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if scope.get("group") not in (None, ""):
+        try:
+            out["group"] = int(scope["group"])
+        except (TypeError, ValueError):
+            raise GenerationError("unknown task group", "group") from None
+    elif scope.get("source"):
+        out["source"] = str(scope["source"])[:200]
+    elif scope.get("all"):
+        out["all"] = True
+    if scope.get("limit") not in (None, "", 0):
+        try:
+            out["limit"] = max(1, int(scope["limit"]))
+        except (TypeError, ValueError):
+            raise GenerationError("must be a whole number", "limit") from None
+    return out
+
+
+@transaction.atomic
+def run_create(
+    *, config: GenerationConfig, scope: dict[str, Any], created_by: Any = None, enqueue: bool = True
+) -> GenerationRun:
+    scope = clean_scope(scope)
+    ids = list(scope_instructions(config, scope).values_list("pk", flat=True))
+    if scope.get("limit"):
+        ids = ids[: scope["limit"]]
+    run = GenerationRun.objects.create(
+        config=config, scope=scope, created_by=created_by, total=len(ids)
+    )
+    size = max(1, config.batch_size)
+    starts = range(0, len(ids), size)
+    jobs = enqueue_many(
+        JobKind.GENERATION_BATCH,
+        [{"run": run.pk, "number": n} for n in range(len(starts))],
+        user=created_by,
+        send=False,
+    )
+    GenerationBatch.objects.bulk_create(
+        GenerationBatch(run=run, job=job, number=n, instruction_ids=ids[start : start + size])
+        for n, (start, job) in enumerate(zip(starts, jobs, strict=True))
+    )
+    if not ids:
+        run.status = RunStatus.DONE
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+    elif enqueue:
+        _enqueue_on_commit(run.pk)
+    return run
+
+
+def _batch_jobs(run_id: int) -> QuerySet[Job]:
+    return Job.objects.filter(kind=JobKind.GENERATION_BATCH, generation_batch__run_id=run_id)
+
+
+def _enqueue_on_commit(run_id: int) -> None:
+    def send() -> None:
+        for job_id in (
+            _batch_jobs(run_id).exclude(status=JobStatus.DONE).values_list("pk", flat=True)
+        ):
+            job_send(job_id, JobKind.GENERATION_BATCH)
+
+    transaction.on_commit(send)
+
+
+@transaction.atomic
+def run_cancel(*, run: GenerationRun) -> None:
+    """Stop a run: queued batches are cancelled; a batch being generated still saves."""
+    GenerationRun.objects.filter(pk=run.pk).update(
+        cancelled=True, status=RunStatus.CANCELLED, finished_at=timezone.now()
+    )
+    _batch_jobs(run.pk).filter(status=JobStatus.QUEUED).update(status=JobStatus.CANCELLED)
+    run.refresh_from_db()
+
+
+@transaction.atomic
+def run_resume(*, run: GenerationRun, stale: timedelta | None = None) -> int:
+    """Re-queue every batch not done: failed, cancelled, and those whose claim went stale (a
+    killed worker). Their instructions already answered are skipped by the batch itself."""
+    stale_before = timezone.now() - (stale if stale is not None else stale_after())
+    jobs = _batch_jobs(run.pk)
+    jobs.filter(
+        Q(status__in=[JobStatus.FAILED, JobStatus.CANCELLED])
+        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before)
+    ).update(status=JobStatus.QUEUED, heartbeat_at=None)
+    GenerationRun.objects.filter(pk=run.pk).update(
+        cancelled=False, status=RunStatus.RUNNING, finished_at=None, message=""
+    )
+    pending = list(jobs.exclude(status=JobStatus.DONE).values_list("pk", flat=True))
+    if pending:
+        _enqueue_on_commit(run.pk)
+    else:
+        _finish_if_complete(run.pk)
+    run.refresh_from_db()
+    return len(pending)
+
+
+# --- batches --------------------------------------------------------------------------------
+
+
+def build_items(
+    config: GenerationConfig, instructions: Sequence[Instruction]
+) -> list[GenerationItem]:
+    items = []
+    for instruction in instructions:
+        messages = []
+        if config.system_prompt.strip():
+            messages.append({"role": "system", "content": config.system_prompt})
+        messages.append({"role": "user", "content": instruction.text})
+        items.append(
+            GenerationItem(
+                item_id=str(instruction.pk),
+                messages=messages,
+                max_new_tokens=config.max_new_tokens,
+                temperature=config.temperature,
+                top_p=config.top_p,
+                top_k=config.top_k,
+                # One seed per (configuration, instruction): the same answer on a retry.
+                seed=None if config.seed is None else (config.seed + instruction.pk) % 2**63,
+            )
+        )
+    return items
+
+
+def batch_generate(
+    ctx: JobContext, *, generator_factory: Callable[[GenerationRun], Generator]
+) -> None:
+    """The body of a generation batch's job: answer its instructions not yet answered in this
+    run, then write every output in one transaction."""
+    batch = GenerationBatch.objects.select_related("run__config").get(job_id=ctx.job.pk)
+    run = batch.run
+    if run.cancelled:
+        Job.objects.filter(pk=ctx.job.pk, attempts=ctx.attempt).update(status=JobStatus.CANCELLED)
+        return
+    done = set(
+        Generation.objects.filter(run=run, instruction_id__in=batch.instruction_ids).values_list(
+            "instruction_id", flat=True
+        )
+    )
+    todo = [pk for pk in batch.instruction_ids if pk not in done]
+    started = time.monotonic()
+    outputs: list[GenerationOutput] = []
+    if todo:
+        instructions = list(Instruction.objects.filter(pk__in=todo).order_by("pk"))
+        items = build_items(run.config, instructions)
+        with ctx.heartbeat(heartbeat_seconds()):
+            outputs = list(generator_factory(run).generate(items))
+    error = _batch_write(batch, run, todo, outputs, time.monotonic() - started)
+    if error:
+        raise BatchIncomplete(error)
+
+
+def _outcome(out: GenerationOutput) -> str:
+    if out.finish_reason == "stop" and out.text.strip():
+        return Generation.Outcome.OK
+    if out.finish_reason == "length":
+        return Generation.Outcome.TRUNCATED
+    return Generation.Outcome.FAILED
+
+
+@transaction.atomic
+def _batch_write(
+    batch: GenerationBatch,
+    run: GenerationRun,
+    todo: list[int],
+    outputs: list[GenerationOutput],
+    seconds: float,
+) -> str:
+    """Store the outputs; complete ones become answers of the material. Returns the error
+    ("" when every instruction got an output)."""
+    wanted = set(todo)
+    config = run.config
+    rows: list[Generation] = []
+    answers: list[Answer] = []
+    for out in outputs:
+        try:
+            pk = int(out.item_id)
+        except ValueError:
+            continue
+        if pk not in wanted:
+            continue
+        outcome = _outcome(out)
+        rows.append(
+            Generation(
+                run=run,
+                instruction_id=pk,
+                outcome=outcome,
+                text=out.text,
+                finish_reason=out.finish_reason,
+                error=out.error
+                or ("empty answer" if outcome == "failed" and not out.error else ""),
+                prompt_tokens=out.prompt_tokens,
+                generated_tokens=out.generated_tokens,
+                seconds=out.seconds,
+            )
+        )
+        if outcome == Generation.Outcome.OK:
+            answers.append(
+                Answer(
+                    instruction_id=pk,
+                    model_id=config.model_id,
+                    text=out.text,
+                    text_hash=sha256_hex(out.text),
+                    generation_meta={
+                        "config": config.name,
+                        "config_version": config.version,
+                        "config_id": config.pk,
+                        "run": run.pk,
+                        "parameters": config.parameters(),
+                        "seed": None if config.seed is None else (config.seed + pk) % 2**63,
+                        "seconds": round(out.seconds, 3),
+                        "prompt_tokens": out.prompt_tokens,
+                        "generated_tokens": out.generated_tokens,
+                        "finish_reason": out.finish_reason,
+                    },
+                )
+            )
+    # A stale claim taken over while the first worker still finished: the unique (run,
+    # instruction) keeps the first output, and the answer's natural key keeps one answer.
+    Generation.objects.bulk_create(rows, ignore_conflicts=True)
+    Answer.objects.bulk_create(answers, ignore_conflicts=True)
+    stored = {
+        (a["instruction_id"], a["text_hash"]): a["pk"]
+        for a in Answer.objects.filter(
+            model_id=config.model_id, instruction_id__in=[a.instruction_id for a in answers]
+        ).values("pk", "instruction_id", "text_hash")
+    }
+    for answer in answers:
+        Generation.objects.filter(
+            run=run, instruction_id=answer.instruction_id, answer__isnull=True
+        ).update(answer_id=stored.get((answer.instruction_id, answer.text_hash)))
+    GenerationBatch.objects.filter(pk=batch.pk).update(seconds=seconds)
+    _refresh_counters(run.pk)
+    missing = wanted - {r.instruction_id for r in rows}
+    return f"no output for {len(missing)} instructions" if missing else ""
+
+
+def _refresh_counters(run_id: int) -> None:
+    """Recounted from the outputs, never incremented: a duplicate batch cannot count twice."""
+    agg = Generation.objects.filter(run_id=run_id).aggregate(
+        done=Count("pk"),
+        failed=Count("pk", filter=Q(outcome=Generation.Outcome.FAILED)),
+        truncated=Count("pk", filter=Q(outcome=Generation.Outcome.TRUNCATED)),
+        prompt=Sum("prompt_tokens"),
+        generated=Sum("generated_tokens"),
+    )
+    seconds = GenerationBatch.objects.filter(run_id=run_id).aggregate(s=Sum("seconds"))["s"]
+    GenerationRun.objects.filter(pk=run_id).update(
+        done=agg["done"],
+        failed=agg["failed"],
+        truncated=agg["truncated"],
+        prompt_tokens=agg["prompt"] or 0,
+        generated_tokens=agg["generated"] or 0,
+        seconds=seconds or 0,
+    )
+
+
+def _finish_if_complete(run_id: int) -> None:
+    _refresh_counters(run_id)
+    jobs = _batch_jobs(run_id)
+    if jobs.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).exists():
+        return
+    failed = jobs.filter(status=JobStatus.FAILED).count()
+    GenerationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=RunStatus.FAILED if failed else RunStatus.DONE,
+        finished_at=timezone.now(),
+        message=f"{failed} batches failed; resume the run to retry them" if failed else "",
+    )
+
+
+def batch_after(job: Job) -> None:
+    run_id = GenerationBatch.objects.values_list("run_id", flat=True).filter(job_id=job.pk).first()
+    if run_id is not None:
+        _finish_if_complete(run_id)
+
+
+def batch_execute(*, batch_id: int, generator_factory: Callable[[GenerationRun], Generator]) -> str:
+    """Run one batch's job in this process, through the job skeleton (inline runs, tests)."""
+    job_id = GenerationBatch.objects.values_list("job_id", flat=True).get(pk=batch_id)
+    return job_run(
+        job_id,
+        partial(batch_generate, generator_factory=generator_factory),
+        stale_after=stale_after(),
+        after=batch_after,
+    )
+
+
+def run_execute_inline(
+    *, run: GenerationRun, generator_factory: Callable[[GenerationRun], Generator]
+) -> GenerationRun:
+    """Generate every open batch here (the demo, the management command's --wait, tests)."""
+    for batch_id, job_id in (
+        GenerationBatch.objects.filter(run=run)
+        .exclude(job__status=JobStatus.DONE)
+        .order_by("number")
+        .values_list("pk", "job_id")
+    ):
+        Job.objects.filter(pk=job_id, status=JobStatus.FAILED).update(status=JobStatus.QUEUED)
+        if GenerationRun.objects.filter(pk=run.pk, cancelled=True).exists():
+            break
+        try:
+            batch_execute(batch_id=batch_id, generator_factory=generator_factory)
+        except BatchIncomplete:
+            continue
+    run.refresh_from_db()
+    return run
