@@ -1,11 +1,19 @@
-"""The demo's local OpenAI-compatible test server: a stand-in judge for trying submissions.
+"""The demo's local OpenAI-compatible test server: a stand-in judge and answering model.
 
-Not a judge. It answers every chat completion with a POLLUX-format verdict chosen
+Not a judge. It answers a judge prompt (a POLLUX criterion prompt, a REPA side-by-side prompt,
+a span-markup prompt: see :func:`is_judge_prompt`) with a POLLUX-format verdict chosen
 deterministically from the scale levels written in the prompt (the same prompt always gets the
 same verdict), so a newcomer without PyTorch sees a submission go through the real pipeline —
 the judge run's batches, the HTTP backend, the parser, the private result, publication — in
 seconds. Its numbers mean nothing. With the judge extra installed, an admin designates the
 SmolLM2 demo judge (a real, if poor, model) in the board's settings instead.
+
+Not a model either. Any other prompt (a generation run's instruction) gets a demo answer: a few
+Russian sentences saying so, chosen by a hash of the prompt and the request's ``seed`` (same
+prompt and seed, same text; temperature and the rest are ignored). ``max_tokens`` is honoured
+by cutting the answer to that many whitespace-separated words, with finish_reason "length";
+otherwise finish_reason is "stop". ``usage`` counts words of the answer and a quarter of the
+prompt's characters.
 
     python -m demo.judge_server --port 8765
 
@@ -24,6 +32,44 @@ from typing import Any
 DEFAULT_PORT = 8765
 # A scale level as the POLLUX prompt renders it: "2: text" at the start of a paragraph.
 _LEVEL = re.compile(r"(?m)^\s*(\d+(?:\.\d+)?)\s*:")
+
+
+# Texts only a judge prompt contains, each group all together: the POLLUX criterion prompt's
+# section headers (judge_worker/templates/test_prompt_template_ru.yaml), the REPA side-by-side
+# instructions (templates/repa_prompt_*.txt), the span-markup system prompt (judge_worker.markup),
+# and a verdict format asked in so many words.
+_JUDGE_MARKERS: tuple[tuple[str, ...], ...] = (
+    ("### Критерий оценки:", "### Шкала оценивания по критерию:"),
+    ("<Justification> Label: <label>", "Error type:"),
+    ("Коды ошибок:", "Найди в тексте грамматические"),
+    ("[RESULT]",),
+)
+_ANSWER_HEAD = "Это ответ демо-сервера, а не модели: текст выбран по хешу запроса ({tag})."
+_ANSWER_SENTENCES = (
+    "Настоящая модель здесь не запускалась, поэтому содержание ответа ничего не значит.",
+    "Демо-сервер нужен, чтобы показать, как прогон генерации проходит через платформу.",
+    "Тот же запрос с тем же seed всегда получает этот же текст.",
+    "Чтобы получить настоящие ответы, подключите модель через OpenAI-совместимый сервер.",
+    "Оценки таких ответов судьёй тоже будут демонстрационными.",
+    "Длина ответа ограничивается параметром max_tokens, как у настоящего сервера.",
+    "Этот абзац собран из заготовленных предложений в случайном, но воспроизводимом порядке.",
+    "Слова считаются по пробелам, а не токенами настоящего токенизатора.",
+)
+
+
+def is_judge_prompt(prompt: str) -> bool:
+    """Whether a prompt asks for a verdict (judging) rather than an answer (generation)."""
+    return any(all(marker in prompt for marker in group) for group in _JUDGE_MARKERS)
+
+
+def demo_answer(prompt: str, seed: object = None) -> str:
+    """The demo answer to a prompt: labelled sentences picked by a hash of prompt and seed."""
+    digest = hashlib.sha256(f"{seed!r}\x00{prompt}".encode()).digest()
+    pool = list(_ANSWER_SENTENCES)
+    picked = []
+    for byte in digest[:5]:  # five sentences, no repeats, order from the hash
+        picked.append(pool.pop(byte % len(pool)))
+    return " ".join([_ANSWER_HEAD.format(tag=digest.hex()[:8]), *picked])
 
 
 def verdict(prompt: str) -> str:
@@ -53,15 +99,23 @@ class Handler(BaseHTTPRequestHandler):
             return
         messages = body.get("messages") or [{"content": body.get("prompt", "")}]
         prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
-        text = verdict(prompt)
+        finish = "stop"
+        if is_judge_prompt(prompt):
+            text, completion_tokens = verdict(prompt), 16
+        else:
+            words = demo_answer(prompt, body.get("seed")).split()
+            limit = body.get("max_tokens", body.get("max_completion_tokens"))
+            if isinstance(limit, int) and not isinstance(limit, bool) and 0 <= limit < len(words):
+                words, finish = words[:limit], "length"
+            text, completion_tokens = " ".join(words), len(words)
         choice = {
             "index": 0,
-            "finish_reason": "stop",
+            "finish_reason": finish,
             "message": {"role": "assistant", "content": text},
             "text": text,
         }
-        usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": 16}
-        usage["total_tokens"] = usage["prompt_tokens"] + 16
+        usage = {"prompt_tokens": len(prompt) // 4, "completion_tokens": completion_tokens}
+        usage["total_tokens"] = usage["prompt_tokens"] + completion_tokens
         self._send({"id": "demo", "object": "chat.completion", "choices": [choice], "usage": usage})
 
     def _send(self, body: dict[str, Any], status: int = 200) -> None:

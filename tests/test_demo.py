@@ -307,3 +307,26 @@ def test_the_demo_participant_submits_the_example_and_reads_his_private_score(
         server.shutdown()
         server.server_close()
         clear_cache()
+
+
+@pytest.mark.django_db
+def test_the_demo_has_a_writing_campaign_and_generation_configurations(
+    demo_settings: Any,
+) -> None:
+    """Anna writes and reviews for the Editing panel; one instruction went every step up to the
+    supervisor's originality verdict; one waits for her review; generation can start at once."""
+    from authoring.models import Campaign, Slot, SlotState
+    from authoring.selectors import review_queue
+    from demo.demo_authoring import DEMO_CAMPAIGN, DEMO_GENERATOR
+    from generation.models import GenerationConfig
+
+    out = seed()
+    assert DEMO_CAMPAIGN in out
+    campaign = Campaign.objects.get(name=DEMO_CAMPAIGN)
+    checked = Slot.objects.get(campaign=campaign, state=SlotState.ORIGINALITY)
+    assert checked.revisions.count() == 3 and checked.checks.get().checked_at is not None
+    anna = Expert.objects.get(user__username=DEMO_EXPERT)
+    assert list(review_queue(anna)) == [Slot.objects.get(state=SlotState.SUBMITTED)]
+    assert GenerationConfig.objects.filter(name=DEMO_GENERATOR).exists()
+    seed()
+    assert Campaign.objects.count() == 1 and Slot.objects.count() == 2

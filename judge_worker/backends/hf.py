@@ -7,6 +7,11 @@ model families :mod:`judge_worker.backends.cascade` supports (Llama, Qwen2/3, Mi
 sliding window), stored and read once per answer in decoding (cascade attention); other models
 copy it into every row (:mod:`judge_worker.backends.prefix_decode`). Decoding is greedy, and the
 score after ``[RESULT]`` can be constrained to the criterion's scale (:class:`ScoreConstraint`).
+
+The same model also answers prompts with free text (:meth:`HFBackend.generate`, generation
+runs): plain left-padded batches, greedy or sampled per item (:class:`RowSampler`), each sampled
+row drawing from a random stream of its own so a seeded item's text does not depend on the
+other items of its batch.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from judge_worker.backends.cascade import generate_cascade, supports_cascade
 from judge_worker.backends.prefix_decode import PrefixGroup, cut_at_eos, generate_shared
 from judge_worker.engine import chunk_items, order_items
 from judge_worker.parsing import format_score, parse_judge_output
-from judge_worker.types import JudgeItem, JudgeOutput
+from judge_worker.types import GenerationItem, GenerationOutput, JudgeItem, JudgeOutput
 
 # Tokens after which the decoded tail is checked for "[RESULT]": only those whose text could
 # end the tag or follow it ("]", "*", whitespace). Decoding every row at every step would cost
@@ -156,6 +161,68 @@ class _HFConstraintAdapter(LogitsProcessor):
         return self.inner(input_ids[:, self.prompt_len :], scores)  # type: ignore[return-value]
 
 
+class RowSampler(LogitsProcessor):
+    """Per-row sampling inside a greedy ``model.generate``: for every row with temperature > 0
+    it draws the next token itself (temperature, then top-k, then top-p, then inverse CDF) and
+    leaves only that token finite, so the greedy argmax takes it; temperature-0 rows are left to
+    the argmax untouched.
+
+    Why not ``do_sample=True`` with ``torch.manual_seed``: that draws every row from one global
+    stream, so a row's text would depend on the rows beside it (and on the batch size). Here each
+    row owns a CPU ``torch.Generator`` seeded with its item's seed and takes exactly one uniform
+    number from it per step, so the draws of a seeded item are the same alone or in any batch, on
+    CPU or GPU. Unseeded rows are seeded from torch's global generator.
+    """
+
+    def __init__(self, items: Sequence[GenerationItem]) -> None:
+        self.rows = [r for r, it in enumerate(items) if it.temperature > 0]
+        sampled = [items[r] for r in self.rows]
+        self.temperature = torch.tensor([it.temperature for it in sampled], dtype=torch.float32)
+        self.top_p = torch.tensor([it.top_p for it in sampled], dtype=torch.float32)
+        self.top_k = torch.tensor([it.top_k for it in sampled], dtype=torch.long)
+        self.generators = [
+            torch.Generator().manual_seed(
+                (it.seed if it.seed is not None else int(torch.randint(0, 2**62, ()).item()))
+                % 2**64
+            )
+            for it in sampled
+        ]
+
+    @property
+    def active(self) -> bool:
+        return bool(self.rows)
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if not self.rows:
+            return scores
+        dev = scores.device
+        rows = torch.tensor(self.rows, device=dev)
+        logits = scores[rows].float() / self.temperature.to(dev)[:, None]
+        # Descending and stable: top-k and top-p are prefixes of this order, ties break the same
+        # way every time.
+        ordered, order = torch.sort(logits, dim=-1, descending=True, stable=True)
+        vocab = ordered.shape[1]
+        position = torch.arange(vocab, device=dev)[None, :]
+        k = self.top_k.to(dev)[:, None]
+        ordered = ordered.masked_fill((k > 0) & (position >= k), float("-inf"))
+        probs = torch.softmax(ordered, dim=-1)
+        top_p = self.top_p.to(dev)[:, None]
+        before = probs.cumsum(dim=-1) - probs  # mass of the more likely tokens
+        # Nucleus: keep tokens while the mass before them is under top_p (the first always).
+        probs = probs.masked_fill((top_p < 1) & (before >= top_p) & (position > 0), 0.0)
+        cdf = probs.cumsum(dim=-1)
+        draws = torch.stack(
+            [torch.rand((), generator=g, dtype=torch.float64) for g in self.generators]
+        )
+        target = draws.to(device=dev, dtype=cdf.dtype)[:, None] * cdf[:, -1:]
+        pick = torch.searchsorted(cdf, target, right=True).clamp_(max=vocab - 1)
+        tokens = order.gather(1, pick).squeeze(1)
+        out = scores.clone()
+        out[rows] = float("-inf")
+        out[rows, tokens] = 0.0
+        return out  # type: ignore[return-value]
+
+
 def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
     first = seqs[0]
     n = min(len(s) for s in seqs)
@@ -190,10 +257,21 @@ class HFBackend:
     # -- tokenisation -----------------------------------------------------------------------
 
     def encode(self, item: JudgeItem) -> list[int]:
+        return self.encode_messages(item.messages)
+
+    def encode_messages(self, messages: Sequence[dict[str, str]]) -> list[int]:
+        """Prompt token ids of chat messages: the tokenizer's chat template with the assistant
+        turn opened; a tokenizer without one (a base model) gets the messages' texts, one
+        paragraph each, with its own special tokens (BOS)."""
         tok = self.loaded.tokenizer
-        text = tok.apply_chat_template(item.messages, add_generation_prompt=True, tokenize=False)
-        # The chat template already wrote the special tokens (BOS, role markers).
-        return list(tok(text, add_special_tokens=False)["input_ids"])
+        if getattr(tok, "chat_template", None):
+            text = tok.apply_chat_template(
+                list(messages), add_generation_prompt=True, tokenize=False
+            )
+            # The chat template already wrote the special tokens (BOS, role markers).
+            return list(tok(text, add_special_tokens=False)["input_ids"])
+        text = "\n\n".join(m["content"] for m in messages)
+        return list(tok(text, add_special_tokens=True)["input_ids"])
 
     def _eos_ids(self) -> list[int]:
         ids: set[int] = set()
@@ -317,3 +395,136 @@ class HFBackend:
                     seconds=per_item,
                 )
         return [by_id[it.item_id] for it in items]
+
+    # -- Generator (free-text answers) ------------------------------------------------------
+
+    def generate(self, items: Sequence[GenerationItem]) -> list[GenerationOutput]:
+        """Answer each item's messages with free text (see :class:`RowSampler` for sampling).
+
+        Items are batched (up to ``batch_size``, left padding) by equal ``max_new_tokens``,
+        shortest prompts together. Determinism: greedy items give the same text for the same
+        batch; a seeded sampled item draws the same random numbers alone or in any batch, so its
+        text is the same whatever the batch holds as long as its logits are (exactly so in
+        float32 on CPU; in bf16 on a GPU the padding of a different batch can move a logit by
+        rounding and flip a near tie). A batch that raises is retried item by item, so only the
+        item that fails gets finish_reason "error" (with the message, never a text).
+        """
+        outputs: dict[int, GenerationOutput] = {}
+        encoded: dict[int, list[int]] = {}
+        for i, it in enumerate(items):
+            problem = _invalid_generation(it)
+            if not problem:
+                try:
+                    encoded[i] = self.encode_messages(it.messages)
+                except Exception as exc:  # a bad item must not sink the batch
+                    problem = f"cannot build the prompt: {exc!r}"
+            if problem:
+                outputs[i] = _generation_error(it, problem, 0, 0.0)
+        by_limit: dict[int, list[int]] = {}
+        for i in sorted(encoded, key=lambda i: len(encoded[i])):
+            by_limit.setdefault(items[i].max_new_tokens, []).append(i)
+        for max_new, indices in by_limit.items():
+            for start in range(0, len(indices), self.batch_size):
+                chunk = indices[start : start + self.batch_size]
+                outputs.update(self._generate_chunk(items, encoded, chunk, max_new))
+        return [outputs[i] for i in range(len(items))]
+
+    def _generate_chunk(
+        self,
+        items: Sequence[GenerationItem],
+        encoded: dict[int, list[int]],
+        chunk: list[int],
+        max_new: int,
+    ) -> dict[int, GenerationOutput]:
+        start = time.perf_counter()
+        try:
+            rows = self._generate_free(
+                [encoded[i] for i in chunk], [items[i] for i in chunk], max_new
+            )
+        except Exception as exc:  # reported per item, never swallowed silently
+            if len(chunk) > 1:  # find the item that fails; the others still get their answer
+                out: dict[int, GenerationOutput] = {}
+                for i in chunk:
+                    out.update(self._generate_chunk(items, encoded, [i], max_new))
+                return out
+            i = chunk[0]
+            seconds = time.perf_counter() - start
+            return {
+                i: _generation_error(
+                    items[i], f"generation failed: {exc!r}", len(encoded[i]), seconds
+                )
+            }
+        # Wall time of the batch, shared evenly: items of one batch finish together.
+        per_item = (time.perf_counter() - start) / len(chunk)
+        tok = self.loaded.tokenizer
+        eos = set(self._eos_ids())
+        drop = eos | {self._pad_id()}
+        result = {}
+        for i, ids in zip(chunk, rows, strict=True):
+            ended = bool(ids) and ids[-1] in eos
+            result[i] = GenerationOutput(
+                item_id=items[i].item_id,
+                text=tok.decode([t for t in ids if t not in drop], skip_special_tokens=True),
+                finish_reason="length" if not ended and len(ids) >= max_new else "stop",
+                prompt_tokens=len(encoded[i]),
+                generated_tokens=len(ids),
+                seconds=per_item,
+            )
+        return result
+
+    def _generate_free(
+        self, encoded: list[list[int]], items: list[GenerationItem], max_new: int
+    ) -> list[list[int]]:
+        """Generated ids per row, up to and including the EOS that ended it (if any)."""
+        dev = self.loaded.device
+        pad = self._pad_id()
+        width = max(len(s) for s in encoded)
+        ids = torch.full((len(encoded), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(encoded), width), dtype=torch.long)
+        for r, seq in enumerate(encoded):  # left padding for decoder-only generation
+            ids[r, width - len(seq) :] = torch.tensor(seq)
+            mask[r, width - len(seq) :] = 1
+        sampler = RowSampler(items)
+        processors = LogitsProcessorList([sampler] if sampler.active else [])
+        eos = self._eos_ids()
+        with self.loaded.lock, torch.inference_mode():
+            out = self.loaded.model.generate(
+                input_ids=ids.to(dev),
+                attention_mask=mask.to(dev),
+                max_new_tokens=max_new,
+                do_sample=False,  # sampling, where asked, is RowSampler's (per-row streams)
+                eos_token_id=eos or None,
+                pad_token_id=pad,
+                logits_processor=processors,
+            )
+        eos_set = set(eos)
+        return [cut_at_eos(row, eos_set) for row in out[:, width:].tolist()]
+
+
+def _invalid_generation(item: GenerationItem) -> str:
+    """Why an item's settings cannot be generated ("" when they can)."""
+    if item.max_new_tokens < 1:
+        return f"max_new_tokens must be at least 1, not {item.max_new_tokens}"
+    if not item.temperature >= 0:
+        return f"temperature must be >= 0, not {item.temperature}"
+    if not 0 < item.top_p <= 1:
+        return f"top_p must be in (0, 1], not {item.top_p}"
+    if item.top_k < 0:
+        return f"top_k must be >= 0 (0 = off), not {item.top_k}"
+    if not item.messages:
+        return "no messages"
+    return ""
+
+
+def _generation_error(
+    item: GenerationItem, message: str, prompt_tokens: int, seconds: float
+) -> GenerationOutput:
+    return GenerationOutput(
+        item_id=item.item_id,
+        text="",
+        finish_reason="error",
+        prompt_tokens=prompt_tokens,
+        generated_tokens=0,
+        seconds=seconds,
+        error=message,
+    )

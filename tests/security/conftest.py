@@ -24,7 +24,7 @@ from django.contrib.auth.models import User
 from guidelines.services import ExampleInput, guideline_save
 from jobs.models import Job, JobKind, JobStatus
 from material.models import Answer, AnswerPair, Instruction, LanguageModel
-from panels.models import Expert, Panel
+from panels.models import Expert, Membership, Panel
 from quality.exams import (
     ReferenceInput,
     exam_attempt_start,
@@ -33,7 +33,7 @@ from quality.exams import (
     exam_references_set,
 )
 from quality.models import Exam, ExamAttempt, ExamItem
-from taxonomy.models import Task
+from taxonomy.models import FunctionalStyle, Task
 from taxonomy.services import criteria_for
 from tests.conftest import Personas, make_expert, make_user, rubric_of
 from work.assignments import assignments_build
@@ -89,6 +89,11 @@ class Side:
     markup_run: Any = None
     # A scored submission of the side's participant (participant_a / participant_b).
     submission: Any = None
+    # The expert's instruction in review (authoring; the expert writes for his panel) and an
+    # open slot of the panel's plan he may take; his human-baseline answer to write.
+    slot: Any = None
+    take: dict[str, Any] = field(default_factory=dict)
+    baseline: Any = None
 
 
 @dataclass
@@ -113,6 +118,10 @@ class World:
     leaderboard_model: int = 0
     # A board taking submissions (private, like the other).
     submission_board: Any = None
+    # A writing campaign (authoring) and a generation run (admins').
+    campaign: Any = None
+    generation_config: Any = None
+    generation_run: Any = None
 
     def side(self, owner: str) -> Side:
         return self.a if owner == "A" else self.b
@@ -319,7 +328,60 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         world.leaderboard_model = ranked[0]["model"] if ranked else 0
     if apps.is_installed("submissions") and world.participants:
         _submissions(world)
+    if apps.is_installed("authoring"):
+        _authoring(world, expert_ab, sup_a_expert_a)
+    if apps.is_installed("generation"):
+        from generation.services import config_save as generation_config_save
+        from generation.services import run_create as generation_run_create
+
+        world.generation_config = generation_config_save(
+            name="security-gen",
+            model_name="Security-LM",
+            backend="openai",
+            endpoint="http://127.0.0.1:9/v1",
+        )
+        world.generation_run = generation_run_create(
+            config=world.generation_config, scope={"all": True, "limit": 1}, enqueue=False
+        )
     return world
+
+
+def _authoring(world: World, reviewer: Expert, editor: Expert) -> None:
+    """A campaign with the POLLUX default plan; each side's expert writes for his panel and has
+    an instruction in review; expert_ab reviews both panels, sup_a_expert_a proofreads A's."""
+    from authoring import baseline, services
+    from authoring.models import Quota
+
+    for side in (world.a, world.b):
+        Membership.objects.filter(expert=side.expert, panel=side.panel).update(can_author=True)
+    Membership.objects.filter(expert=reviewer).update(can_review=True)
+    Membership.objects.filter(expert=editor).update(can_edit=True)
+    world.campaign = services.campaign_create(
+        name="security-writing", user=world.personas.admin, double_review_share=0.0
+    )
+    for side in (world.a, world.b):
+        quota = Quota.objects.filter(
+            plan__campaign=world.campaign, panel=side.panel, count__gt=1
+        ).first()
+        assert quota is not None
+        side.take = {"panel": side.panel.pk, "task": quota.task_id, "complexity": quota.complexity}
+        slot = services.slot_take(
+            campaign=world.campaign,
+            expert=side.expert,
+            panel=side.panel,
+            task=quota.task,
+            complexity=quota.complexity,
+        )
+        style = quota.task.style_id or FunctionalStyle.objects.values_list("pk", flat=True)[0]
+        services.slot_submit(
+            slot=slot,
+            values={"text": f"Инструкция панели {side.panel.key}", "style": style},
+            user=side.expert.user,
+        )
+        side.slot = slot
+        [side.baseline] = baseline.baseline_sample(
+            panel=side.panel, size=1, user=world.personas.admin
+        )
 
 
 def _submissions(world: World) -> None:

@@ -155,6 +155,12 @@ MARKUP_RUN: Kwargs = lambda w, s: {"pk": s.markup_run.pk}  # noqa: E731
 BOARD: Kwargs = lambda w, s: {"slug": w.leaderboard.slug}  # noqa: E731
 SUBMIT_BOARD: Kwargs = lambda w, s: {"slug": w.submission_board.slug}  # noqa: E731
 SUBMISSION: Kwargs = lambda w, s: {"pk": s.submission.pk}  # noqa: E731
+CAMPAIGN: Kwargs = lambda w, s: {"pk": w.campaign.pk}  # noqa: E731
+CAMPAIGN_EXPORT: Kwargs = lambda w, s: {"pk": w.campaign.pk, "fmt": "jsonl"}  # noqa: E731
+SLOT: Kwargs = lambda w, s: {"pk": s.slot.pk}  # noqa: E731
+SLOT_DIFF: Kwargs = lambda w, s: {"pk": s.slot.pk, "number": 1}  # noqa: E731
+BASELINE: Kwargs = lambda w, s: {"pk": s.baseline.pk}  # noqa: E731
+GENERATION_RUN: Kwargs = lambda w, s: {"pk": w.generation_run.pk}  # noqa: E731
 
 
 def _markup_upload(key: int) -> dict[str, Any]:
@@ -1514,6 +1520,224 @@ ACCESS: dict[str, Row] = {
             (404, REDIRECT),
             (REDIRECT, 404),
         ),
+    ),
+    # --- authoring (instruction writing): every persona here holds a writing role or
+    # supervises; the slot is its expert's, in review; expert_ab reviews both panels,
+    # sup_a_expert_a proofreads A's (and supervises A). Writers' pages need the role.
+    "authoring_home": Row(
+        None,
+        GET=e(LOGIN, 200, 200, 200, 200, 200, 200, 200, 200, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "authoring_campaign_create": Row(
+        None,
+        data=lambda w, s: {"name": "another campaign"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    "authoring_dashboard": Row(
+        CAMPAIGN,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 200, 200, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "authoring_export": Row(
+        CAMPAIGN_EXPORT,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 200, 200, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "authoring_plan": Row(
+        CAMPAIGN,
+        data=lambda w, s: {f"quota-{s.panel.pk}-{s.take['task']}-easy": "3"},
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    # Taking a slot: an author of that panel only (a refusal by the data is a 403 page).
+    "authoring_take": Row(
+        CAMPAIGN,
+        data=lambda w, s: dict(s.take),
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (REDIRECT, 403), (403, REDIRECT), 404, 404, 404, 403, 403, 403, 404),
+    ),
+    # The slot: its author, the panel's reviewers (once submitted), its supervisors, admins.
+    "authoring_slot": Row(
+        SLOT,
+        GET=e(
+            LOGIN,
+            (200, 404),
+            (404, 200),
+            (200, 404),
+            (404, 200),
+            200,
+            200,
+            (200, 404),
+            (404, 200),
+            (200, 404),
+        ),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "authoring_diff": Row(
+        SLOT_DIFF,
+        GET=e(
+            LOGIN,
+            (200, 404),
+            (404, 200),
+            (200, 404),
+            (404, 200),
+            200,
+            200,
+            (200, 404),
+            (404, 200),
+            (200, 404),
+        ),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # Writing is the author's alone, and not while the instruction is in review (409).
+    "authoring_save": Row(
+        SLOT,
+        data=lambda w, s: {"text": "изменено"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (409, 404), (404, 409), 404, 404, 404, 404, 404, 404, 404),
+    ),
+    "authoring_submit": Row(
+        SLOT,
+        data=lambda w, s: {"text": "изменено"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (409, 404), (404, 409), 404, 404, 404, 404, 404, 404, 404),
+    ),
+    "authoring_release": Row(
+        SLOT,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, (409, 404), (404, 409), 404, 404, 404, 404, 404, 404, 404),
+    ),
+    # Review: the panel's reviewers, never the author.
+    "authoring_review": Row(
+        SLOT,
+        data=lambda w, s: {"verdict": "accept"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 404, 404, 404, 404, 404, REDIRECT, 404, 404, 404),
+    ),
+    # Editorial step and originality: editors, the panel's supervisors and admins — and only
+    # in their state (the slot is in review: 409).
+    "authoring_edit": Row(
+        SLOT,
+        data=lambda w, s: {"text": "правка"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            404,
+            404,
+            (409, 404),
+            (404, 409),
+            409,
+            404,
+            (409, 404),
+            (404, 409),
+            (409, 404),
+        ),
+    ),
+    "authoring_recheck": Row(
+        SLOT,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            404,
+            404,
+            (409, 404),
+            (404, 409),
+            409,
+            404,
+            (409, 404),
+            (404, 409),
+            (409, 404),
+        ),
+    ),
+    "authoring_originality": Row(
+        SLOT,
+        data=lambda w, s: {"verdict": "original"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            404,
+            404,
+            (409, 404),
+            (404, 409),
+            409,
+            404,
+            (409, 404),
+            (404, 409),
+            (409, 404),
+        ),
+    ),
+    "authoring_corpora": Row(
+        None,
+        data=lambda w, s: {
+            "name": "corpus",
+            "file": SimpleUploadedFile("c.jsonl", b'{"text": "some reference text"}\n'),
+        },
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    # A human-baseline answer: its writer's alone.
+    "authoring_baseline": Row(
+        BASELINE,
+        data=lambda w, s: {"text": "мой ответ", "save": "1"},
+        GET=e(LOGIN, (200, 404), (404, 200), 404, 404, 404, 404, 404, 404, 404),
+        POST=e(LOGIN, (REDIRECT, 404), (404, REDIRECT), 404, 404, 404, 404, 404, 404, 404),
+    ),
+    "authoring_baseline_sample": Row(
+        PANEL,
+        data=lambda w, s: {"size": "1"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
+    ),
+    # --- answer generation: admins only (configurations name the models).
+    "generation_runs": Row(
+        None,
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "generation_config_create": Row(
+        None,
+        data=lambda w, s: {
+            "name": "g",
+            "model_name": "M",
+            "backend": "openai",
+            "endpoint": "http://127.0.0.1:9/v1",
+        },
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    "generation_run_create": Row(
+        None,
+        data=lambda w, s: {"config": str(w.generation_config.pk), "all": "1", "limit": "1"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    "generation_run": Row(
+        GENERATION_RUN,
+        GET=e(LOGIN, 403, 403, 403, 403, 200, 403, 403, 403, 403),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "generation_run_cancel": Row(
+        GENERATION_RUN,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    "generation_run_resume": Row(
+        GENERATION_RUN,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
     ),
 }
 

@@ -16,6 +16,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from demo.demo_authoring import demo_authoring_ensure, demo_generation_ensure
 from demo.demo_data import (
     DEMO_ADMIN,
     DEMO_EXPERT,
@@ -127,6 +128,9 @@ class Command(BaseCommand):
             self.stdout.write(judge_line)
         # After the judge run: the leaderboard has the experts' rows and the judge's.
         self.stdout.write(f"leaderboard: {demo_leaderboard_ensure()}")
+        # Writing the benchmark and answer generation (#15).
+        self.stdout.write(demo_authoring_ensure())
+        self.stdout.write(demo_generation_ensure())
         self._print_logins()
 
     def _print_logins(self) -> None:
