@@ -26,6 +26,7 @@ NAMES = [
     "data-browser",
     "span-matching",
     "leaderboard",
+    "originality",
 ]
 # A benchmark whose module is not its name with underscores.
 MODULES = {"data-browser": "browser_page"}
