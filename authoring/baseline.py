@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from authoring.models import BaselineAnswer
 from authoring.services import AuthoringError
@@ -25,7 +26,7 @@ MAX_SAMPLE = 10_000
 
 
 def human_model() -> LanguageModel:
-    model, _ = LanguageModel.objects.get_or_create(
+    model, _created = LanguageModel.objects.get_or_create(
         name=HUMAN_MODEL[0], version=HUMAN_MODEL[1], defaults={"provider": "panel experts"}
     )
     return model
@@ -45,10 +46,14 @@ def baseline_sample(*, panel: Panel, size: int, user: Any, seed: int = 0) -> lis
     """Give `size` instructions of the panel's task groups, not yet in the baseline, to the
     panel's writers in turn — never an instruction to its own author."""
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SAMPLE:
-        raise AuthoringError(f"a sample of 1 to {MAX_SAMPLE:,} instructions", "size")
+        raise AuthoringError(
+            _("a sample of 1 to %(max_sample)s instructions")
+            % {"max_sample": format(MAX_SAMPLE, ",")},
+            "size",
+        )
     writers = panel_writers(panel)
     if not writers:
-        raise AuthoringError("the panel has no expert who writes", "size", status=409)
+        raise AuthoringError(_("the panel has no expert who writes"), "size", status=409)
     groups = list(panel.tasks.filter(level=0).values_list("path", flat=True))
     taken = BaselineAnswer.objects.values("instruction_id")
     pool = [
@@ -79,13 +84,16 @@ def baseline_sample(*, panel: Panel, size: int, user: Any, seed: int = 0) -> lis
 
 def _check_text(text: Any, *, submitting: bool) -> str:
     if not isinstance(text, str):
-        raise AuthoringError("must be text", "text")
+        raise AuthoringError(_("must be text"), "text")
     if len(text) > rules.MAX_TEXT_CHARS:
-        raise AuthoringError(f"at most {rules.MAX_TEXT_CHARS:,} characters", "text")
+        raise AuthoringError(
+            _("at most %(max)s characters") % {"max": format(rules.MAX_TEXT_CHARS, ",")},
+            "text",
+        )
     if "\x00" in text:
-        raise AuthoringError("contains a NUL character", "text")
+        raise AuthoringError(_("contains a NUL character"), "text")
     if submitting and not text.strip():
-        raise AuthoringError("is required to submit", "text")
+        raise AuthoringError(_("is required to submit"), "text")
     return text
 
 
@@ -93,10 +101,10 @@ def _check_text(text: Any, *, submitting: bool) -> str:
 def baseline_save(*, item: BaselineAnswer, text: Any, submit: bool, user: Any) -> BaselineAnswer:
     item = BaselineAnswer.objects.select_for_update().get(pk=item.pk)
     if item.state != BaselineAnswer.State.DRAFT:
-        raise AuthoringError("the answer is submitted already", status=409)
+        raise AuthoringError(_("the answer is submitted already"), status=409)
     item.text = _check_text(text, submitting=submit)
     if submit:
-        answer, _ = Answer.objects.get_or_create(
+        answer, _created = Answer.objects.get_or_create(
             instruction_id=item.instruction_id,
             model=human_model(),
             text_hash=sha256_hex(item.text),

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 from django.conf import settings
 from django.db.models import Count, Q
+from django.utils.translation import gettext as _
 
 from authoring.models import ReferenceCorpus, Slot, SlotState
 from authoring.selectors import visible_panels
@@ -46,14 +47,19 @@ def corpus_from_upload(*, name: str, upload: Any, user: Any) -> ReferenceCorpus:
     row and column)."""
     name = (name or "").strip()
     if not name:
-        raise AuthoringError("a corpus needs a name", "name")
+        raise AuthoringError(_("a corpus needs a name"), "name")
     if len(name) > 200:
-        raise AuthoringError("at most 200 characters", "name")
+        raise AuthoringError(_("at most 200 characters"), "name")
     if upload is None:
-        raise AuthoringError("choose a file", "file")
+        raise AuthoringError(_("choose a file"), "file")
     max_bytes = int(settings.IMPORT_MAX_BYTES)
     if upload.size and upload.size > max_bytes:
-        raise AuthoringError(f"the file is larger than {max_bytes:,} bytes", "file", status=413)
+        raise AuthoringError(
+            _("the file is larger than %(max_bytes)s bytes")
+            % {"max_bytes": format(max_bytes, ",")},
+            "file",
+            status=413,
+        )
     errors = Errors(limit=MAX_ERRORS)
     rows: list[tuple[str, str]] = []
     stack: list[Any] = []

@@ -18,6 +18,7 @@ from typing import Any, cast
 from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from authoring.models import (
     Campaign,
@@ -128,11 +129,13 @@ def campaign_create(
 ) -> Campaign:
     name = name.strip()
     if not name:
-        raise AuthoringError("a campaign needs a name", "name")
+        raise AuthoringError(_("a campaign needs a name"), "name")
     if not 0 <= double_review_share <= 1:
-        raise AuthoringError("must be between 0 and 1", "double_review_share")
+        raise AuthoringError(_("must be between 0 and 1"), "double_review_share")
     if Campaign.objects.filter(name=name).exists():
-        raise AuthoringError(f"a campaign named {name!r} exists", "name", status=409)
+        raise AuthoringError(
+            _("a campaign named %(name)s exists") % {"name": repr(name)}, "name", status=409
+        )
     campaign = Campaign.objects.create(
         name=name, created_by=user, double_review_share=double_review_share
     )
@@ -179,7 +182,8 @@ def plan_save(
             value = counts.get(level, 0)
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10_000:
                 raise AuthoringError(
-                    f"the {level} count must be a whole number from 0 to 10,000",
+                    _("the %(level)s count must be a whole number from 0 to 10,000")
+                    % {"level": level},
                     f"quota-{panel_id}-{group_id}-{level}",
                 )
     owned = set(
@@ -190,7 +194,7 @@ def plan_save(
     for key in entries:
         if key not in owned:
             raise AuthoringError(
-                "the panel does not own this task group", f"quota-{key[0]}-{key[1]}"
+                _("the panel does not own this task group"), f"quota-{key[0]}-{key[1]}"
             )
     # Lock the campaign: two admins saving at once get versions n+1 and n+2.
     Campaign.objects.select_for_update().get(pk=campaign.pk)
@@ -270,7 +274,7 @@ def slot_take(
     if not Membership.objects.filter(
         expert=expert, panel=panel, can_author=True, is_paused=False
     ).exists():
-        raise AuthoringError("you do not write instructions for this panel", status=403)
+        raise AuthoringError(_("you do not write instructions for this panel"), status=403)
     plan = current_plan(campaign)
     quota = (
         Quota.objects.select_for_update()
@@ -278,13 +282,13 @@ def slot_take(
         .first()
     )
     if quota is None:
-        raise AuthoringError("the plan has no such slot", status=404)
+        raise AuthoringError(_("the plan has no such slot"), status=404)
     # The quota row's lock serialises takers of this slot kind: the count below stays true.
     taken = Slot.objects.filter(
         campaign=campaign, panel=panel, task=task, complexity=complexity
     ).count()
     if taken >= quota.count:
-        raise AuthoringError("every slot of this kind is taken", status=409)
+        raise AuthoringError(_("every slot of this kind is taken"), status=409)
     slot = Slot.objects.create(
         campaign=campaign, panel=panel, task=task, complexity=complexity, author=expert
     )
@@ -297,7 +301,7 @@ def slot_release(*, slot: Slot, user: Any) -> None:
     """An author gives back a slot he has not submitted: it opens for the others."""
     slot = Slot.objects.select_for_update().get(pk=slot.pk)
     if slot.state != SlotState.DRAFT or slot.round:
-        raise AuthoringError("only a draft never submitted can be given back", status=409)
+        raise AuthoringError(_("only a draft never submitted can be given back"), status=409)
     slot.delete()
 
 
@@ -328,7 +332,7 @@ def _apply_fields(slot: Slot, values: Mapping[str, Any], submitting: bool) -> No
         except ValueError:
             style_obj = None
         if style_obj is None:
-            errors["style"] = "unknown functional style"
+            errors["style"] = _("unknown functional style")
     if errors:
         raise DraftInvalid(errors)
     slot.text = values.get("text", "")
@@ -348,7 +352,8 @@ def draft_save(*, slot: Slot, values: Mapping[str, Any], user: Any) -> Slot:
     slot = _locked(slot)
     if not slot.editable_by_author:
         raise AuthoringError(
-            f"the instruction is {slot.get_state_display()}: the author cannot change it now",
+            _("the instruction is %(state)s: the author cannot change it now")
+            % {"state": slot.get_state_display()},
             status=409,
         )
     _apply_fields(slot, values, submitting=False)
@@ -362,9 +367,9 @@ def _add_time(slot: Slot, values: Mapping[str, Any]) -> None:
     try:
         claimed = float(values.get("seconds") or 0)
     except (TypeError, ValueError):
-        raise DraftInvalid({"seconds": "must be a number of seconds"}) from None
+        raise DraftInvalid({"seconds": _("must be a number of seconds")}) from None
     if claimed != claimed or claimed < 0:  # NaN or negative
-        raise DraftInvalid({"seconds": "must be a number of seconds"})
+        raise DraftInvalid({"seconds": _("must be a number of seconds")})
     elapsed = (timezone.now() - slot.saved_at).total_seconds() + 5
     slot.seconds_spent += int(min(claimed, elapsed, MAX_SECONDS_PER_SAVE))
 
@@ -388,7 +393,7 @@ def slot_submit(*, slot: Slot, values: Mapping[str, Any] | None, user: Any) -> S
     slot = _locked(slot)
     if values is not None:
         if not slot.editable_by_author:
-            raise AuthoringError("the instruction is not the author's to change now", status=409)
+            raise AuthoringError(_("the instruction is not the author's to change now"), status=409)
         _apply_fields(slot, values, submitting=True)
         _add_time(slot, values)
     else:
@@ -418,18 +423,24 @@ def review_submit(*, slot: Slot, reviewer: Expert, verdict: str, comment: str, u
     the double-reviewed sample) have all spoken: accepted only if all accept."""
     slot = _locked(slot)
     if slot.author_id == reviewer.pk:
-        raise AuthoringError("an author does not review his own instruction", status=403)
+        raise AuthoringError(_("an author does not review his own instruction"), status=403)
     if verdict not in Review.Verdict.values:
-        raise AuthoringError("the verdict must be accept or return", "verdict")
+        raise AuthoringError(_("the verdict must be accept or return"), "verdict")
     comment = (comment or "").strip()
     if len(comment) > rules.MAX_COMMENT_CHARS:
-        raise AuthoringError(f"at most {rules.MAX_COMMENT_CHARS:,} characters", "comment")
+        raise AuthoringError(
+            _("at most %(max)s characters") % {"max": format(rules.MAX_COMMENT_CHARS, ",")},
+            "comment",
+        )
     if verdict == Review.Verdict.RETURN and not comment:
-        raise AuthoringError("say what the author should change", "comment")
+        raise AuthoringError(_("say what the author should change"), "comment")
     if slot.state != SlotState.SUBMITTED:
-        raise AuthoringError(f"the instruction is {slot.get_state_display()}", status=409)
+        raise AuthoringError(
+            _("the instruction is %(state)s") % {"state": slot.get_state_display()},
+            status=409,
+        )
     if slot.reviews.filter(round=slot.round, reviewer=reviewer).exists():
-        raise AuthoringError("you have reviewed this round already", status=409)
+        raise AuthoringError(_("you have reviewed this round already"), status=409)
     review = Review.objects.create(
         slot=slot, round=slot.round, reviewer=reviewer, verdict=verdict, comment=comment
     )
@@ -448,7 +459,10 @@ def editor_save(*, slot: Slot, text: str, reference_answer: str, note: str, user
     """An editorial correction (spelling, misprints): kept as a revision, diffable."""
     slot = _locked(slot)
     if slot.state != SlotState.EDITING:
-        raise AuthoringError(f"the instruction is {slot.get_state_display()}", status=409)
+        raise AuthoringError(
+            _("the instruction is %(state)s") % {"state": slot.get_state_display()},
+            status=409,
+        )
     errors = rules.draft_errors(
         {"text": text, "reference_answer": reference_answer, "style": slot.style_id},
         submitting=True,
@@ -478,7 +492,10 @@ def originality_request(*, slot: Slot, user: Any) -> OriginalityCheck:
     """Queue a near-duplicate search of the slot's text (a job: the index over every text of
     the platform takes seconds at POLLUX scale, not a request's time)."""
     if slot.state != SlotState.ORIGINALITY:
-        raise AuthoringError(f"the instruction is {slot.get_state_display()}", status=409)
+        raise AuthoringError(
+            _("the instruction is %(state)s") % {"state": slot.get_state_display()},
+            status=409,
+        )
     check = OriginalityCheck.objects.create(slot=slot)
     check.job = enqueue(JobKind.ORIGINALITY, {"check": check.pk}, user=user)
     check.save(update_fields=["job"])
@@ -546,18 +563,21 @@ def originality_verdict(*, slot: Slot, verdict: str, comment: str, user: Any) ->
     slot = _locked(slot)
     check = slot.checks.order_by("-pk").first()
     if slot.state != SlotState.ORIGINALITY or check is None:
-        raise AuthoringError(f"the instruction is {slot.get_state_display()}", status=409)
+        raise AuthoringError(
+            _("the instruction is %(state)s") % {"state": slot.get_state_display()},
+            status=409,
+        )
     if check.checked_at is None:
-        raise AuthoringError("the check has not finished yet", status=409)
+        raise AuthoringError(_("the check has not finished yet"), status=409)
     comment = (comment or "").strip()[: rules.MAX_COMMENT_CHARS]
     if verdict == OriginalityCheck.Verdict.ORIGINAL:
         action = "original"
     elif verdict == OriginalityCheck.Verdict.NOT_ORIGINAL:
         if not comment:
-            raise AuthoringError("say which text it copies", "comment")
+            raise AuthoringError(_("say which text it copies"), "comment")
         action = "not_original"
     else:
-        raise AuthoringError("the verdict must be original or not_original", "verdict")
+        raise AuthoringError(_("the verdict must be original or not_original"), "verdict")
     check.verdict, check.verdict_by, check.verdict_at = verdict, user, timezone.now()
     check.comment = comment
     check.save()
@@ -588,7 +608,7 @@ def _to_material(slot: Slot) -> Instruction:
 
 @transaction.atomic
 def corpus_upload(*, name: str, rows: Iterable[tuple[str, str]], user: Any) -> ReferenceCorpus:
-    corpus, _ = ReferenceCorpus.objects.get_or_create(name=name, defaults={"uploaded_by": user})
+    corpus, _created = ReferenceCorpus.objects.get_or_create(name=name, defaults={"uploaded_by": user})
     ReferenceText.objects.bulk_create(
         [ReferenceText(corpus=corpus, external_id=ext[:200], text=text) for ext, text in rows],
         batch_size=2000,

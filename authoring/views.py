@@ -268,9 +268,9 @@ def _json_or_post(request: HttpRequest) -> dict[str, Any]:
         try:
             data = json.loads(request.body or b"{}")
         except ValueError:
-            raise services.DraftInvalid({"__all__": "the body is not JSON"}) from None
+            raise services.DraftInvalid({"__all__": _("the body is not JSON")}) from None
         if not isinstance(data, dict):
-            raise services.DraftInvalid({"__all__": "the body must be a JSON object"})
+            raise services.DraftInvalid({"__all__": _("the body must be a JSON object")})
         devices = data.pop("devices", None)
         out = rules.draft_fields(data)
         if devices is not None:

@@ -14,6 +14,7 @@ SmolLM2-135M model on CPU. Idempotent.
 from __future__ import annotations
 
 import importlib.util
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -71,7 +72,12 @@ def _checked_slot(campaign: Campaign, panel: Panel, experts: dict[str, Expert]) 
     slot = services.slot_take(
         campaign=campaign, expert=egor, panel=panel, task=leaf, complexity="easy"
     )
-    values = {"text": CHECKED_TEXT, "style": leaf.style_id, "devices": {}, "seconds": 0}
+    values: dict[str, Any] = {
+        "text": CHECKED_TEXT,
+        "style": leaf.style_id,
+        "devices": {},
+        "seconds": 0,
+    }
     services.draft_save(slot=slot, values=values, user=egor.user)
     services.slot_submit(slot=slot, values=None, user=egor.user)
     services.review_submit(
@@ -131,8 +137,8 @@ def demo_authoring_ensure() -> str:
         supervisor = get_user_model().objects.get(username=DEMO_SUPERVISOR.username)
         baseline.baseline_sample(panel=panel, size=2, user=supervisor)
         made.append("baseline")
-    waiting = Slot.objects.filter(campaign=campaign, state=SlotState.ORIGINALITY).count()
-    return f"writing campaign “{campaign.name}”: {waiting} awaiting the originality verdict" + (
+    checked = Slot.objects.filter(campaign=campaign, state=SlotState.ORIGINALITY).count()
+    return f"writing campaign “{campaign.name}”: {checked} awaiting the originality verdict" + (
         f" (created {', '.join(made)})" if made else ""
     )
 

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from generation.models import (
     Backend,
@@ -82,9 +83,13 @@ def stale_after() -> timedelta:
 def _check_config(fields: dict[str, Any]) -> None:
     backend = fields.get("backend")
     if backend not in Backend.values:
-        raise GenerationError(f"one of {', '.join(Backend.values)}", "backend")
+        raise GenerationError(
+            _("one of %(join_backend_values)s")
+            % {"join_backend_values": ", ".join(Backend.values)},
+            "backend",
+        )
     if backend == Backend.OPENAI and not fields.get("endpoint"):
-        raise GenerationError("an OpenAI-compatible backend needs its endpoint", "endpoint")
+        raise GenerationError(_("an OpenAI-compatible backend needs its endpoint"), "endpoint")
     checks: list[tuple[str, float, float]] = [
         ("temperature", 0, 5),
         ("top_p", 1e-9, 1),
@@ -97,14 +102,18 @@ def _check_config(fields: dict[str, Any]) -> None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-            raise GenerationError("must be a number", name)
+            raise GenerationError(_("must be a number"), name)
         if not low <= value <= high:
-            raise GenerationError(f"must be between {low:g} and {high:g}", name)
+            raise GenerationError(
+                _("must be between %(low)s and %(high)s")
+                % {"low": format(low, "g"), "high": format(high, "g")},
+                name,
+            )
     seed = fields.get("seed")
     if seed is not None and (
         isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63
     ):
-        raise GenerationError("a whole number from 0", "seed")
+        raise GenerationError(_("a whole number from 0"), "seed")
 
 
 @transaction.atomic
@@ -120,15 +129,18 @@ def config_save(
     """Save a configuration as a new version (the same values again return the current one)."""
     unknown = set(fields) - set(CONFIG_FIELDS)
     if unknown:
-        raise GenerationError(f"unknown configuration fields: {sorted(unknown)}")
+        raise GenerationError(
+            _("unknown configuration fields: %(sorted_unknown)s")
+            % {"sorted_unknown": sorted(unknown)}
+        )
     name, model_name = name.strip(), model_name.strip()
     if not name:
-        raise GenerationError("a configuration needs a name", "name")
+        raise GenerationError(_("a configuration needs a name"), "name")
     if not model_name:
-        raise GenerationError("name the model that answers", "model_name")
+        raise GenerationError(_("name the model that answers"), "model_name")
     groups = sorted(set(task_groups))
     if Task.objects.filter(pk__in=groups, level=0).count() != len(groups):
-        raise GenerationError("task groups must be top-level tasks", "task_groups")
+        raise GenerationError(_("task groups must be top-level tasks"), "task_groups")
     current = (
         GenerationConfig.objects.select_for_update().filter(name=name).order_by("-version").first()
     )
@@ -137,7 +149,7 @@ def config_save(
     }
     values = {k: v for k, v in values.items() if v is not None or k == "seed"}
     _check_config(values)
-    model, _ = LanguageModel.objects.get_or_create(
+    model, _created = LanguageModel.objects.get_or_create(
         name=model_name[:200], version=model_version.strip()[:100]
     )
     if current is not None:
@@ -177,12 +189,12 @@ def scope_instructions(config: GenerationConfig, scope: dict[str, Any]) -> Query
     if "group" in scope:
         group = Task.objects.filter(pk=scope["group"], level=0).first()
         if group is None:
-            raise GenerationError("unknown task group", "group")
+            raise GenerationError(_("unknown task group"), "group")
         qs = qs.filter(_group_filter([group]))
     elif "source" in scope:
         qs = qs.filter(source=scope["source"])
     elif not scope.get("all"):
-        raise GenerationError("a run needs a scope: a task group, a source, or all", "scope")
+        raise GenerationError(_("a run needs a scope: a task group, a source, or all"), "scope")
     groups = list(config.task_groups.all())
     if groups:
         qs = qs.filter(_group_filter(groups))
@@ -196,7 +208,7 @@ def clean_scope(scope: dict[str, Any]) -> dict[str, Any]:
         try:
             out["group"] = int(scope["group"])
         except (TypeError, ValueError):
-            raise GenerationError("unknown task group", "group") from None
+            raise GenerationError(_("unknown task group"), "group") from None
     elif scope.get("source"):
         out["source"] = str(scope["source"])[:200]
     elif scope.get("all"):
@@ -205,7 +217,7 @@ def clean_scope(scope: dict[str, Any]) -> dict[str, Any]:
         try:
             out["limit"] = max(1, int(scope["limit"]))
         except (TypeError, ValueError):
-            raise GenerationError("must be a whole number", "limit") from None
+            raise GenerationError(_("must be a whole number"), "limit") from None
     return out
 
 

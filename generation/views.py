@@ -70,7 +70,7 @@ def _number(name: str, raw: str) -> Any:
     try:
         return NUMBERS[name](raw)
     except ValueError:
-        raise services.GenerationError("must be a number", name) from None
+        raise services.GenerationError(_("must be a number"), name) from None
 
 
 @login_required
@@ -87,13 +87,13 @@ def config_create(request: HttpRequest) -> HttpResponse:
             try:
                 fields["seed"] = int(seed)
             except ValueError:
-                raise services.GenerationError("a whole number from 0", "seed") from None
+                raise services.GenerationError(_("a whole number from 0"), "seed") from None
         groups = []
         for raw in post.getlist("task_groups"):
             try:
                 groups.append(int(raw))
             except ValueError:
-                raise services.GenerationError("unknown task group", "task_groups") from None
+                raise services.GenerationError(_("unknown task group"), "task_groups") from None
         services.config_save(
             name=post.get("name", ""),
             model_name=post.get("model_name", ""),
@@ -122,10 +122,10 @@ def run_create(request: HttpRequest) -> HttpResponse:
         try:
             ids.append(int(raw))
         except ValueError:
-            return _refused(request, services.GenerationError("unknown configuration", "config"))
+            return _refused(request, services.GenerationError(_("unknown configuration"), "config"))
     configs = list(GenerationConfig.objects.filter(pk__in=ids))
     if not configs or len(configs) != len(set(ids)):
-        return _refused(request, services.GenerationError("choose configurations", "config"))
+        return _refused(request, services.GenerationError(_("choose configurations"), "config"))
     scope = {
         "group": request.POST.get("group", ""),
         "source": request.POST.get("source", ""),

@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 COMPLEXITIES = ("easy", "medium", "hard")
 DEFAULT_QUOTA = {"easy": 10, "medium": 15, "hard": 25}
 # STEM and the three code groups (footnote 9): 25 per discipline or language, 8/9/8 each.
@@ -156,22 +158,27 @@ def draft_errors(fields: Mapping[str, Any], *, submitting: bool) -> dict[str, st
     errors: dict[str, str] = {}
     text = fields.get("text", "")
     if not isinstance(text, str):
-        errors["text"] = "must be text"
+        errors["text"] = _("must be text")
     elif len(text) > MAX_TEXT_CHARS:
-        errors["text"] = f"is {len(text):,} characters long; at most {MAX_TEXT_CHARS:,}"
+        errors["text"] = _("is %(len_text)s characters long; at most %(max_text_chars)s") % {
+            "len_text": format(len(text), ","),
+            "max_text_chars": format(MAX_TEXT_CHARS, ","),
+        }
     elif "\x00" in text:
-        errors["text"] = "contains a NUL character"
+        errors["text"] = _("contains a NUL character")
     elif submitting and not text.strip():
-        errors["text"] = "is required to submit"
+        errors["text"] = _("is required to submit")
     reference = fields.get("reference_answer", "")
     if not isinstance(reference, str):
-        errors["reference_answer"] = "must be text"
+        errors["reference_answer"] = _("must be text")
     elif len(reference) > MAX_REFERENCE_CHARS:
-        errors["reference_answer"] = f"is longer than {MAX_REFERENCE_CHARS:,} characters"
+        errors["reference_answer"] = _("is longer than %(max_reference_chars)s characters") % {
+            "max_reference_chars": format(MAX_REFERENCE_CHARS, ",")
+        }
     elif "\x00" in reference:
-        errors["reference_answer"] = "contains a NUL character"
+        errors["reference_answer"] = _("contains a NUL character")
     if submitting and not fields.get("style"):
-        errors["style"] = "is required to submit"
+        errors["style"] = _("is required to submit")
     devices = fields.get("devices", {})
     problem = devices_problem(devices)
     if problem:
@@ -202,14 +209,17 @@ def draft_fields(post: Mapping[str, Any]) -> dict[str, Any]:
 def devices_problem(devices: Any) -> str:
     """Why a {device: count} mapping is refused ("" when it is fine)."""
     if not isinstance(devices, Mapping):
-        return "must map each stylistic device to its count"
+        return _("must map each stylistic device to its count")
     for name, count in devices.items():
         if name not in DEVICE_KEYS:
-            return f"unknown stylistic device {name!r}"
+            return _("unknown stylistic device %(name)s") % {"name": repr(name)}
         if isinstance(count, bool) or not isinstance(count, int):
-            return f"the count of {name} must be a whole number"
+            return _("the count of %(name)s must be a whole number") % {"name": name}
         if not 1 <= count <= MAX_DEVICE_COUNT:
-            return f"the count of {name} must be between 1 and {MAX_DEVICE_COUNT}"
+            return _("the count of %(name)s must be between 1 and %(max_device_count)s") % {
+                "name": name,
+                "max_device_count": MAX_DEVICE_COUNT,
+            }
     return ""
 
 
