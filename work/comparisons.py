@@ -157,6 +157,22 @@ def comparisons_build(
             panel_id=panel_id, pair_id__in=list(by_pair)
         ).values_list("pair_id", "expert_id"):
             held[pair_id].add(expert_id)
+        # Who wrote either answer of a pair (the human baseline) never compares it: as if he
+        # had held it.
+        sides = {
+            pk: (a, b)
+            for pk, a, b in AnswerPair.objects.filter(pk__in=list(by_pair)).values_list(
+                "pk", "answer_a_id", "answer_b_id"
+            )
+        }
+        pair_answers = [a for ab in sides.values() for a in ab]
+        authors: dict[int, set[int]] = defaultdict(set)
+        for provider in hooks.excluded_experts:
+            for answer_id, expert_id in provider(pair_answers):
+                authors[answer_id].add(expert_id)
+        if authors:
+            for pair_id, (a, b) in sides.items():
+                held[pair_id] |= authors.get(a, set()) | authors.get(b, set())
         experts = _eligible(panel_id)
         load = dict.fromkeys(experts, 0)
         for expert_id, n in (

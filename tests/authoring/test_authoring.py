@@ -548,3 +548,24 @@ def test_dashboard_counts_against_quota(team: dict[str, Any]) -> None:
         .status_code
         == 403
     )
+
+
+def test_a_baseline_author_never_compares_a_pair_with_his_answer(
+    team: dict[str, Any], make_answer: Callable[..., Answer]
+) -> None:
+    from material.models import AnswerPair
+    from work.comparisons import comparisons_build
+
+    panel, author = team["panel"], team["author"]
+    machine = make_answer(task="Original Text Generation / Scientific text / Academic text")
+    [item] = baseline.baseline_sample(panel=panel, size=1, user=team["personas"].admin)
+    assert item.instruction_id == machine.instruction_id
+    item = baseline.baseline_save(item=item, text="Ответ эксперта.", submit=True, user=author.user)
+    pair = AnswerPair.objects.create(
+        instruction=machine.instruction, answer_a=machine, answer_b=item.answer
+    )
+    Membership.objects.filter(panel=panel).update(qualified=True)
+    comparisons_build(panel_id=panel.pk, route=True, pair_ids=[pair.pk], overlap=3, seed=1)
+    holders = set(Assignment.objects.filter(pair=pair).values_list("expert_id", flat=True))
+    assert holders, "other experts compare the pair"
+    assert author.pk not in holders
