@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from jobs.models import Job
 from material.models import Instruction
@@ -195,8 +196,8 @@ class Review(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        verbose_name = _("review")
-        verbose_name_plural = _("reviews")
+        verbose_name = pgettext_lazy("instruction review", "review")
+        verbose_name_plural = pgettext_lazy("instruction review", "reviews")
         ordering = ["slot", "round", "created_at"]
         constraints = [
             models.UniqueConstraint(
