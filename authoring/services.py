@@ -608,7 +608,9 @@ def _to_material(slot: Slot) -> Instruction:
 
 @transaction.atomic
 def corpus_upload(*, name: str, rows: Iterable[tuple[str, str]], user: Any) -> ReferenceCorpus:
-    corpus, _created = ReferenceCorpus.objects.get_or_create(name=name, defaults={"uploaded_by": user})
+    corpus, _created = ReferenceCorpus.objects.get_or_create(
+        name=name, defaults={"uploaded_by": user}
+    )
     ReferenceText.objects.bulk_create(
         [ReferenceText(corpus=corpus, external_id=ext[:200], text=text) for ext, text in rows],
         batch_size=2000,

@@ -57,7 +57,7 @@ def _refused(request: HttpRequest, exc: services.AuthoringError, back: str) -> H
     # The page names the field and the reason; the status says the action was refused.
     return render(
         request,
-        "authoring/refused.html",
+        "refused.html",
         {"message": str(exc), "field": exc.field, "back": back},
         status=exc.status,
     )

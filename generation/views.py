@@ -30,7 +30,7 @@ NUMBERS = {
 def _refused(request: HttpRequest, exc: services.GenerationError) -> HttpResponse:
     return render(
         request,
-        "generation/refused.html",
+        "refused.html",
         {"message": str(exc), "field": exc.field, "back": reverse("generation_runs")},
         status=exc.status,
     )

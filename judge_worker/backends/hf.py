@@ -233,6 +233,18 @@ def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
     return n
 
 
+def _left_padded(encoded: Sequence[Sequence[int]], pad: int) -> tuple[Any, Any, int]:
+    """Rows of token ids left-padded to one width (decoder-only generation), the attention
+    mask and the width."""
+    width = max(len(s) for s in encoded)
+    ids = torch.full((len(encoded), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(encoded), width), dtype=torch.long)
+    for r, seq in enumerate(encoded):
+        ids[r, width - len(seq) :] = torch.tensor(seq)
+        mask[r, width - len(seq) :] = 1
+    return ids, mask, width
+
+
 class HFBackend:
     """Judge with a local transformers model (see module docstring)."""
 
@@ -348,12 +360,7 @@ class HFBackend:
     ) -> list[list[int]]:
         dev = self.loaded.device
         pad = self._pad_id()
-        width = max(len(s) for s in encoded)
-        ids = torch.full((len(encoded), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(encoded), width), dtype=torch.long)
-        for r, seq in enumerate(encoded):  # left padding for decoder-only generation
-            ids[r, width - len(seq) :] = torch.tensor(seq)
-            mask[r, width - len(seq) :] = 1
+        ids, mask, width = _left_padded(encoded, pad)
         processors = LogitsProcessorList()
         if constraint is not None:
             processors.append(_HFConstraintAdapter(constraint, width))
@@ -478,12 +485,7 @@ class HFBackend:
         """Generated ids per row, up to and including the EOS that ended it (if any)."""
         dev = self.loaded.device
         pad = self._pad_id()
-        width = max(len(s) for s in encoded)
-        ids = torch.full((len(encoded), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(encoded), width), dtype=torch.long)
-        for r, seq in enumerate(encoded):  # left padding for decoder-only generation
-            ids[r, width - len(seq) :] = torch.tensor(seq)
-            mask[r, width - len(seq) :] = 1
+        ids, mask, width = _left_padded(encoded, pad)
         sampler = RowSampler(items)
         processors = LogitsProcessorList([sampler] if sampler.active else [])
         eos = self._eos_ids()
