@@ -89,7 +89,7 @@ def _kv_shape(model: Any) -> tuple[int, int, int]:
 # SDPA backends for generate_shared: cuDNN attention is left out because it builds an execution
 # plan per new shape, and a decode loop presents a new key length at every step (measured on an
 # H200: ~77 ms per decode step with cuDNN chosen vs ~25 ms for the same step at a fixed shape).
-_SDPA_BACKENDS = [
+SDPA_BACKENDS = [
     SDPBackend.FLASH_ATTENTION,
     SDPBackend.EFFICIENT_ATTENTION,
     SDPBackend.MATH,
@@ -102,7 +102,7 @@ def generate_shared(
     **kwargs: Any,
 ) -> list[list[list[int]]]:
     """Greedy-decode every suffix of every group; see :func:`_generate_shared` for arguments."""
-    with torch.inference_mode(), sdpa_kernel(_SDPA_BACKENDS):
+    with torch.inference_mode(), sdpa_kernel(SDPA_BACKENDS):
         return _generate_shared(model, groups, **kwargs)
 
 
