@@ -55,6 +55,8 @@ CONFIG_FIELDS = (
     "batch_size",
 )
 MAX_NEW_TOKENS = 32_768
+# The source of the instructions a writing campaign accepted ("authoring: <campaign>").
+AUTHORED_SOURCE = "authoring: "
 MAX_BATCH = 512
 
 
@@ -193,8 +195,14 @@ def scope_instructions(config: GenerationConfig, scope: dict[str, Any]) -> Query
         qs = qs.filter(_group_filter([group]))
     elif "source" in scope:
         qs = qs.filter(source=scope["source"])
+    elif scope.get("authored"):
+        # Every instruction the writing campaigns accepted (authoring sets this source).
+        qs = qs.filter(source__startswith=AUTHORED_SOURCE)
     elif not scope.get("all"):
-        raise GenerationError(_("a run needs a scope: a task group, a source, or all"), "scope")
+        raise GenerationError(
+            _("a run needs a scope: a task group, a source, the written instructions, or all"),
+            "scope",
+        )
     groups = list(config.task_groups.all())
     if groups:
         qs = qs.filter(_group_filter(groups))
@@ -211,6 +219,8 @@ def clean_scope(scope: dict[str, Any]) -> dict[str, Any]:
             raise GenerationError(_("unknown task group"), "group") from None
     elif scope.get("source"):
         out["source"] = str(scope["source"])[:200]
+    elif scope.get("authored"):
+        out["authored"] = True
     elif scope.get("all"):
         out["all"] = True
     if scope.get("limit") not in (None, "", 0):

@@ -129,6 +129,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
     scope = {
         "group": request.POST.get("group", ""),
         "source": request.POST.get("source", ""),
+        "authored": request.POST.get("authored", ""),
         "all": request.POST.get("all", ""),
         "limit": request.POST.get("limit", ""),
     }

@@ -209,3 +209,31 @@ def test_pages_are_for_admins_only(
         {"name": "x", "model_name": "m", "backend": "openai", "endpoint": server, "top_p": "abc"},
     )
     assert bad.status_code == 400 and b"top_p" in bad.content
+
+
+def test_written_instructions_scope_and_answers_reach_the_builder(
+    server: str, instructions: list[Instruction], personas: Personas
+) -> None:
+    from work.assignments import assignments_build
+    from work.models import Assignment
+
+    written = Instruction.objects.create(
+        text="Напишите инструкцию к кофемашине.",
+        task=instructions[0].task,
+        style=instructions[0].style,
+        complexity="easy",
+        source="authoring: POLLUX-2",
+        external_id="authored-99",
+    )
+    config = _config(server)
+    run = services.run_create(config=config, scope={"authored": True}, enqueue=False)
+    assert run.total == 1
+    services.run_execute_inline(run=run, generator_factory=_factory)
+    answer = Answer.objects.get(model=config.model)
+    assert answer.instruction == written
+    # The ordinary builder routes the generated answer to experts like an imported one.
+    assignments_build(answer_ids=[answer.pk])
+    assert Assignment.objects.filter(answer=answer).exists()
+    with pytest.raises(services.GenerationError) as no_scope:
+        services.run_create(config=config, scope={}, enqueue=False)
+    assert no_scope.value.field == "scope"
