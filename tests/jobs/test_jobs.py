@@ -294,7 +294,6 @@ def test_the_sweeper_resends_stale_running_jobs_of_every_kind(broker: redis.Redi
 
     assert sorted(jobs_requeue_stale()) == sorted(job.pk for job in stale.values())
     assert _sent(broker) == sorted((JOB_TASKS[k].task.name, job.pk) for k, job in stale.items())
-    # The judge batch goes to the GPU queue, the rest to the ordinary one.
-    assert [json.loads(raw)["headers"]["task"] for raw in broker.lrange(judge_queue(), 0, -1)] == [
-        "judging.tasks.judge_batch"
-    ]
+    # The judge and generation batches go to the GPU queue, the rest to the ordinary one.
+    on_gpu = [json.loads(raw)["headers"]["task"] for raw in broker.lrange(judge_queue(), 0, -1)]
+    assert sorted(on_gpu) == ["generation.tasks.generate_batch", "judging.tasks.judge_batch"]
