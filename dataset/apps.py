@@ -27,6 +27,4 @@ class DatasetConfig(AppConfig):
             export_schema=pairwise.pairs_schema,
         )
         kinds.contribute(kinds.MARKUP, "dataset", export_schema=markup.markup_schemas)
-        kinds.contribute(
-            kinds.AUTHORING, "dataset", export_schema=instructions.instruction_schema
-        )
+        kinds.contribute(kinds.AUTHORING, "dataset", export_schema=instructions.instruction_schema)

@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from authoring import baseline, exports, selectors, services
 from authoring.models import Campaign, OriginalityCheck, Revision, Slot, SlotState
-from jobs.models import Job, JobStatus
+from jobs.models import JobStatus
 from lib.neardup import normalize_words
 from material.models import Answer, Instruction
 from panels.models import Membership, Panel
@@ -275,16 +275,16 @@ def test_the_review_cycle_keeps_revisions_and_skips_nothing(
     with django_capture_on_commit_callbacks(execute=True):
         check = services.editor_done(slot=slot, user=editor.user)
     check.refresh_from_db()
-    assert (
-        check.checked_at is not None and Job.objects.get(pk=check.job_id).status == JobStatus.DONE
-    )
+    assert check.checked_at is not None and check.job is not None
+    assert check.job.status == JobStatus.DONE
     revisions = list(slot.revisions.order_by("number").values_list("kind", "text"))
     assert [k for k, _ in revisions] == ["submission", "submission", "edit"]
     assert revisions[0][1] == TEXT and "пожалуйста" in revisions[2][1]
     services.originality_verdict(slot=slot, verdict="original", comment="", user=sup)
     slot.refresh_from_db()
     assert slot.state == SlotState.ACCEPTED
-    instruction = Instruction.objects.get(pk=slot.instruction_id)
+    instruction = slot.instruction
+    assert instruction is not None
     assert instruction.text == slot.text and instruction.author == author.pseudonym
     assert instruction.task_id == slot.task_id and instruction.complexity == "hard"
     assert [e.action for e in slot.events.order_by("at", "pk")] == [
@@ -451,8 +451,8 @@ def test_baseline_answers_are_never_scored_by_their_author(
     item = baseline.baseline_save(
         item=item, text="Мой ответ эксперта: аннотация.", submit=True, user=author.user
     )
-    answer = Answer.objects.get(pk=item.answer_id)
-    assert answer.model.name == baseline.HUMAN_MODEL[0]
+    answer = item.answer
+    assert answer is not None and answer.model.name == baseline.HUMAN_MODEL[0]
     assert answer.generation_meta["author"] == author.pseudonym
     # The author qualifies for the panel's work; the builder still gives him none on it.
     Membership.objects.filter(expert=author, panel=panel).update(qualified=True)
@@ -561,6 +561,7 @@ def test_a_baseline_author_never_compares_a_pair_with_his_answer(
     [item] = baseline.baseline_sample(panel=panel, size=1, user=team["personas"].admin)
     assert item.instruction_id == machine.instruction_id
     item = baseline.baseline_save(item=item, text="Ответ эксперта.", submit=True, user=author.user)
+    assert item.answer is not None
     pair = AnswerPair.objects.create(
         instruction=machine.instruction, answer_a=machine, answer_b=item.answer
     )
