@@ -63,6 +63,9 @@ def test_a_supervisor_works_through_the_low_confidence_queue_by_keyboard(
     page.goto(live_server.url + reverse("console_panel", args=[science.pk]))
     page.locator("#nav-review-queues").click()
     page.wait_for_selector("#review-queue")
+    # The table can be there before the script at the end of the body has run (a slow first
+    # static file): keys pressed then would go nowhere.
+    page.wait_for_load_state("load")
     page.keyboard.press("j")
     assert page.locator("#review-queue tr.queue-row.selected").get_attribute("data-pos") == "1"
     page.screenshot(path=str(tmp_path / "1-queue-selected.png"), full_page=True)
