@@ -401,8 +401,7 @@ def _batch_write(
                 outcome=outcome,
                 text=out.text,
                 finish_reason=out.finish_reason,
-                error=out.error
-                or ("empty answer" if outcome == "failed" and not out.error else ""),
+                error=out.error or ("empty answer" if outcome == Generation.Outcome.FAILED else ""),
                 prompt_tokens=out.prompt_tokens,
                 generated_tokens=out.generated_tokens,
                 seconds=out.seconds,
@@ -429,20 +428,21 @@ def _batch_write(
                     },
                 )
             )
-    # A stale claim taken over while the first worker still finished: the unique (run,
-    # instruction) keeps the first output, and the answer's natural key keeps one answer.
-    Generation.objects.bulk_create(rows, ignore_conflicts=True)
+    # A stale claim taken over while the first worker still finished: the answer's natural key
+    # keeps one answer, and the unique (run, instruction) keeps the first output. The answers go
+    # first, so each output is written with its answer in one insert.
     Answer.objects.bulk_create(answers, ignore_conflicts=True)
     stored = {
-        (a["instruction_id"], a["text_hash"]): a["pk"]
-        for a in Answer.objects.filter(
+        (instruction_id, text_hash): pk
+        for pk, instruction_id, text_hash in Answer.objects.filter(
             model_id=config.model_id, instruction_id__in=[a.instruction_id for a in answers]
-        ).values("pk", "instruction_id", "text_hash")
+        ).values_list("pk", "instruction_id", "text_hash")
     }
-    for answer in answers:
-        Generation.objects.filter(
-            run=run, instruction_id=answer.instruction_id, answer__isnull=True
-        ).update(answer_id=stored.get((answer.instruction_id, answer.text_hash)))
+    hashes = {a.instruction_id: a.text_hash for a in answers}
+    for row in rows:
+        if row.instruction_id in hashes:
+            row.answer_id = stored.get((row.instruction_id, hashes[row.instruction_id]))
+    Generation.objects.bulk_create(rows, ignore_conflicts=True)
     GenerationBatch.objects.filter(pk=batch.pk).update(seconds=seconds)
     _refresh_counters(run.pk)
     missing = wanted - {r.instruction_id for r in rows}
