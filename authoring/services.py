@@ -80,16 +80,6 @@ def task_children() -> dict[int | None, list[Task]]:
     return children
 
 
-def spread_group(group: Task, counts: Mapping[str, int]) -> dict[tuple[int, str], int]:
-    """{(leaf task id, level): count} for one task group's counts by level."""
-    tree = _tree(group, task_children())
-    out: dict[tuple[int, str], int] = {}
-    for level in rules.COMPLEXITIES:
-        for leaf, count in rules.spread(tree, int(counts.get(level, 0))).items():
-            out[(leaf, level)] = count
-    return out
-
-
 def _quota_rows(
     plan: PlanVersion, entries: Mapping[tuple[int, int], Mapping[str, int]]
 ) -> list[Quota]:
