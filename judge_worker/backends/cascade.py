@@ -28,6 +28,7 @@ of its own (``use_cache=False``) and builds no mask (custom implementations get 
 
 from __future__ import annotations
 
+import bisect
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -40,9 +41,10 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from judge_worker.backends.prefix_decode import (
+    DecodeStep,
     PrefixGroup,
-    StepProcessor,
-    decode_groups,
+    RowStepProcessor,
+    cut_at_eos,
     phase_timer,
 )
 
@@ -114,13 +116,16 @@ def flash_varlen_problem(
     cu_q = torch.tensor([0, 3, 7], dtype=torch.int32, device=device)
     cu_k = torch.tensor([0, 6, 12], dtype=torch.int32, device=device)
     used = torch.tensor([5, 6], dtype=torch.int32, device=device)
+    # The continuous batch finds sequences by their starts, in any order: the third case.
+    starts_out_of_order = torch.tensor([6, 0, 0], dtype=torch.int32, device=device)
+    cases = ((True, cu_k, used), (False, cu_k, used), (False, starts_out_of_order, used.flip(0)))
     try:
-        for causal in (True, False):
+        for causal, starts, lens in cases:
             out, lse, *_ = op(
-                q, k, v, cu_q, cu_k, 4, 6, 0.0, causal, False, scale=0.125, seqused_k=used
+                q, k, v, cu_q, starts, 4, 6, 0.0, causal, False, scale=0.125, seqused_k=lens
             )
             ref_out, ref_lse = _varlen_reference(
-                q, k, v, cu_q, cu_k, causal=causal, scale=0.125, seqused_k=used
+                q, k, v, cu_q, starts, causal=causal, scale=0.125, seqused_k=lens
             )
             torch.testing.assert_close(out.float(), ref_out.float(), atol=3e-2, rtol=3e-2)
             torch.testing.assert_close(lse.transpose(0, 1).float(), ref_lse, atol=1e-2, rtol=1e-2)
@@ -245,26 +250,22 @@ def merge_attention(
     return merged.to(out_a.dtype)
 
 
-# --------------------------------------------------------------------------- state
+# --------------------------------------------------------------------------- storage and layout
 
 
-class CascadeState:
-    """Key/value storage and the current call's layout, shared by all layers of one forward.
+class KVPool:
+    """Key/value storage of a continuous batch, allocated once for the whole call.
 
-    Prefix keys/values: per layer ``[total prefix tokens, kv heads, head dim]``, groups packed one
-    after another. Row keys/values: per layer ``[rows * row_width, kv heads, head dim]``, row
-    ``r`` owning ``[r * row_width, (r + 1) * row_width)`` with its suffix first, then its
-    generated tokens.
+    Prefix keys/values live in a token arena (per layer ``[arena tokens, kv heads, head dim]``);
+    a group's prefix takes one contiguous range, first fit, and gives it back when the group's
+    last row finishes. Row keys/values live in fixed-width slots (per layer ``[slots *
+    row_width, kv heads, head dim]``): a row takes a free slot, holds its suffix then its
+    generated tokens, and frees the slot when it finishes, for a waiting row to take. Nothing is
+    moved: attention finds each sequence by its start (``cu_k``) and its length (``seqused_k``),
+    so the starts of one call need not be in order.
     """
 
-    def __init__(
-        self,
-        model: Any,
-        prefix_lens: Sequence[int],
-        suffix_lens: Sequence[int],
-        row_group: Sequence[int],
-        max_new_tokens: int,
-    ) -> None:
+    def __init__(self, model: Any, arena_tokens: int, slots: int, row_width: int) -> None:
         cfg = (
             model.config.get_text_config()
             if hasattr(model.config, "get_text_config")
@@ -272,108 +273,164 @@ class CascadeState:
         )
         head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
         n_layers, kv_heads = cfg.num_hidden_layers, cfg.num_key_value_heads
-        self.device = model.device
-        dtype = model.dtype
-        self.prefix_lens = list(prefix_lens)
-        self.suffix_lens = list(suffix_lens)
-        self.row_group = list(row_group)
-        self.row_width = max(self.suffix_lens) + max_new_tokens
-        starts = [0]
-        for n in self.prefix_lens:
-            starts.append(starts[-1] + n)
-        self.prefix_starts = starts
-        n_rows = len(self.suffix_lens)
-        shape_p = (starts[-1], kv_heads, head_dim)
-        shape_r = (n_rows * self.row_width, kv_heads, head_dim)
-        dev = self.device
+        dev, dtype = model.device, model.dtype
+        shape_p = (arena_tokens, kv_heads, head_dim)
+        shape_r = (slots * row_width, kv_heads, head_dim)
         self.pk = [torch.empty(shape_p, dtype=dtype, device=dev) for _ in range(n_layers)]
         self.pv = [torch.empty(shape_p, dtype=dtype, device=dev) for _ in range(n_layers)]
         self.rk = [torch.empty(shape_r, dtype=dtype, device=dev) for _ in range(n_layers)]
         self.rv = [torch.empty(shape_r, dtype=dtype, device=dev) for _ in range(n_layers)]
+        self.row_width = row_width
+        self.slots = slots
+        self._free_slots = list(range(slots - 1, -1, -1))  # pop() gives the lowest
+        self._free_ranges: list[tuple[int, int]] = [(0, arena_tokens)]  # (start, size), sorted
+
+    @staticmethod
+    def slot_bytes(model: Any) -> int:
+        """Bytes of one key/value token slot over all layers (keys and values)."""
+        cfg = (
+            model.config.get_text_config()
+            if hasattr(model.config, "get_text_config")
+            else model.config
+        )
+        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+        width = torch.finfo(model.dtype).bits // 8
+        return 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * width
+
+    @property
+    def free_slots(self) -> int:
+        return len(self._free_slots)
+
+    def take_slot(self) -> int:
+        return self._free_slots.pop()
+
+    def give_slot(self, slot: int) -> None:
+        self._free_slots.append(slot)
+
+    def take_prefix(self, n: int) -> int | None:
+        """Start of a free range of ``n`` arena tokens (first fit), or None when none is free."""
+        for i, (start, size) in enumerate(self._free_ranges):
+            if size >= n:
+                if size == n:
+                    del self._free_ranges[i]
+                else:
+                    self._free_ranges[i] = (start + n, size - n)
+                return start
+        return None
+
+    def give_prefix(self, start: int, n: int) -> None:
+        ranges = self._free_ranges
+        i = bisect.bisect(ranges, (start, n))
+        ranges.insert(i, (start, n))
+        # Merge with the following, then with the preceding range.
+        if i + 1 < len(ranges) and ranges[i][0] + ranges[i][1] == ranges[i + 1][0]:
+            ranges[i] = (ranges[i][0], ranges[i][1] + ranges[i + 1][1])
+            del ranges[i + 1]
+        if i > 0 and ranges[i - 1][0] + ranges[i - 1][1] == ranges[i][0]:
+            ranges[i - 1] = (ranges[i - 1][0], ranges[i - 1][1] + ranges[i][1])
+            del ranges[i]
+
+
+class CascadeState:
+    """The pool and the current forward's layout, shared by all layers of one forward.
+
+    Three kinds of forward: ``prefix`` (prefixes of new groups, packed, causal), ``suffix``
+    (suffixes of new rows, packed: part A against their group's prefix, part B causal within
+    the suffix) and ``decode`` (one token per active row: part A against the group's prefix,
+    part B against the row's own slot).
+    """
+
+    def __init__(self, pool: KVPool, device: torch.device) -> None:
+        self.pool = pool
+        self.device = device
         self.mode = ""
         self.meta: dict[str, Any] = {}
-        self.decode_static: dict[str, Any] | None = None
 
     def _i32(self, values: Sequence[int]) -> torch.Tensor:
         return torch.tensor(list(values), dtype=torch.int32, device=self.device)
 
-    # -- call layouts -----------------------------------------------------------------------
+    def _long(self, values: Sequence[int]) -> torch.Tensor:
+        return torch.tensor(list(values), dtype=torch.long, device=self.device)
 
-    def set_prefix_call(self, g0: int, g1: int) -> None:
-        """Next forward: the prefixes of groups [g0, g1), packed as one sequence batch."""
-        base = self.prefix_starts[g0]
-        bounds = [s - base for s in self.prefix_starts[g0 : g1 + 1]]
+    @staticmethod
+    def _cu(lengths: Sequence[int]) -> list[int]:
+        out = [0]
+        for n in lengths:
+            out.append(out[-1] + n)
+        return out
+
+    def set_prefix_call(self, starts: Sequence[int], lengths: Sequence[int]) -> None:
+        """Next forward: these prefixes packed; prefix ``i`` goes to arena ``starts[i]``."""
         self.mode = "prefix"
         self.meta = {
-            "offset": base,
-            "cu": self._i32(bounds),
-            "max": max(self.prefix_lens[g0:g1]),
+            "cu": self._i32(self._cu(lengths)),
+            "max": max(lengths),
+            "write": self._long([s + i for s, n in zip(starts, lengths) for i in range(n)]),
         }
 
-    def set_suffix_call(self, r0: int, r1: int) -> None:
-        """Next forward: the suffixes of rows [r0, r1), packed."""
-        lens = self.suffix_lens[r0:r1]
-        bounds = [0]
-        for n in lens:
-            bounds.append(bounds[-1] + n)
-        # Part A runs per group: consecutive rows of one group form one query sequence.
-        seg_q: list[int] = [0]
-        seg_groups: list[int] = []
-        for r in range(r0, r1):
-            g = self.row_group[r]
-            if not seg_groups or seg_groups[-1] != g:
-                seg_groups.append(g)
-                seg_q.append(seg_q[-1])
-            seg_q[-1] += self.suffix_lens[r]
-        g_first, g_last = seg_groups[0], seg_groups[-1]
-        if seg_groups != list(range(g_first, g_last + 1)):
-            raise ValueError("rows must be ordered by group")
-        k_base = self.prefix_starts[g_first]
-        write = [r * self.row_width + i for r in range(r0, r1) for i in range(self.suffix_lens[r])]
+    def set_suffix_call(
+        self,
+        slots: Sequence[int],
+        suffix_lens: Sequence[int],
+        segments: Sequence[int],
+        prefix_starts: Sequence[int],
+        prefix_lens: Sequence[int],
+    ) -> None:
+        """Next forward: row suffixes packed, in group order.
+
+        ``segments[j]`` rows in a row share group ``j``, whose prefix is at
+        ``prefix_starts[j]`` with ``prefix_lens[j]`` tokens.
+        """
+        width = self.pool.row_width
+        seg_q, i = [], 0
+        for n in segments:
+            seg_q.append(sum(suffix_lens[i : i + n]))
+            i += n
         self.mode = "suffix"
         self.meta = {
-            "cu_rows": self._i32(bounds),
-            "max_row": max(lens),
-            "cu_seg": self._i32(seg_q),
-            "max_seg": max(seg_q[i + 1] - seg_q[i] for i in range(len(seg_groups))),
-            "k_lo": k_base,
-            "k_hi": self.prefix_starts[g_last + 1],
-            "cu_k": self._i32([s - k_base for s in self.prefix_starts[g_first : g_last + 2]]),
-            "max_k": max(self.prefix_lens[g_first : g_last + 1]),
-            "write": torch.tensor(write, dtype=torch.long, device=self.device),
+            "cu_rows": self._i32(self._cu(suffix_lens)),
+            "max_row": max(suffix_lens),
+            "cu_seg": self._i32(self._cu(seg_q)),
+            "max_seg": max(seg_q),
+            "k_seg": self._i32([*prefix_starts, 0]),
+            "used_seg": self._i32(prefix_lens),
+            "max_k": max(prefix_lens),
+            "write": self._long(
+                [s * width + i for s, n in zip(slots, suffix_lens) for i in range(n)]
+            ),
         }
 
-    def set_decode_call(self, generated_before: int) -> None:
-        """Next forward: one token per row, its generated token number ``generated_before``."""
-        n_rows = len(self.suffix_lens)
-        if self.decode_static is None:
-            rows_per_group = [0] * len(self.prefix_lens)
-            for g in self.row_group:
-                rows_per_group[g] += 1
-            cu_q = [0]
-            for n in rows_per_group:
-                cu_q.append(cu_q[-1] + n)
-            self.decode_static = {
-                "cu_q_groups": self._i32(cu_q),
-                "max_q_groups": max(rows_per_group),
-                "cu_prefix": self._i32(self.prefix_starts),
-                "max_prefix": max(self.prefix_lens),
-                "cu_q_rows": torch.arange(n_rows + 1, dtype=torch.int32, device=self.device),
-                "cu_k_rows": torch.arange(n_rows + 1, dtype=torch.int32, device=self.device)
-                * self.row_width,
-                "suffix_lens": torch.tensor(
-                    self.suffix_lens, dtype=torch.int32, device=self.device
-                ),
-                "row_base": torch.arange(n_rows, dtype=torch.long, device=self.device)
-                * self.row_width,
-            }
-        st = self.decode_static
+    def set_decode_layout(
+        self,
+        slots: Sequence[int],
+        suffix_lens: Sequence[int],
+        segments: Sequence[int],
+        prefix_starts: Sequence[int],
+        prefix_lens: Sequence[int],
+    ) -> None:
+        """The active rows (group order) for the next decode forwards, until they change."""
+        width = self.pool.row_width
         self.mode = "decode"
         self.meta = {
-            "write": st["row_base"] + st["suffix_lens"].long() + generated_before,
-            "used": st["suffix_lens"] + (generated_before + 1),
-            "max_k": max(self.suffix_lens) + generated_before + 1,
+            "cu_q_groups": self._i32(self._cu(segments)),
+            "max_q_groups": max(segments),
+            "k_groups": self._i32([*prefix_starts, 0]),
+            "used_groups": self._i32(prefix_lens),
+            "max_prefix": max(prefix_lens),
+            "cu_q_rows": torch.arange(len(slots) + 1, dtype=torch.int32, device=self.device),
+            "k_rows": self._i32([*(s * width for s in slots), 0]),
+            "row_base": self._long([s * width for s in slots]),
+            "suffix_lens": self._long(suffix_lens),
+            "max_k": width,
         }
+
+    def set_decode_counts(self, counts: torch.Tensor) -> None:
+        """Next decode forward: ``counts[i]`` tokens generated so far by active row ``i``; the
+        last of them is the forward's input, its keys/values go after the row's suffix."""
+        m = self.meta
+        used = m["suffix_lens"] + counts
+        m["write"] = m["row_base"] + used - 1
+        m["used"] = used.to(torch.int32)
 
     # -- attention (called by every layer) --------------------------------------------------
 
@@ -386,31 +443,30 @@ class CascadeState:
         scale: float,
     ) -> torch.Tensor:
         """Attention output ``[batch, tokens, heads, dim]`` for the current call's layout."""
-        m = self.meta
+        m, pool = self.meta, self.pool
         if self.mode == "decode":
             # [rows, heads, 1, dim] -> [rows, heads, dim]
             q, k, v = query[:, :, 0], key[:, :, 0], value[:, :, 0]
-            self.rk[layer].index_copy_(0, m["write"], k)
-            self.rv[layer].index_copy_(0, m["write"], v)
-            st = self.decode_static
-            assert st is not None
+            pool.rk[layer].index_copy_(0, m["write"], k)
+            pool.rv[layer].index_copy_(0, m["write"], v)
             out_a, lse_a = varlen_attention(
                 q,
-                self.pk[layer],
-                self.pv[layer],
-                st["cu_q_groups"],
-                st["cu_prefix"],
-                st["max_q_groups"],
-                st["max_prefix"],
+                pool.pk[layer],
+                pool.pv[layer],
+                m["cu_q_groups"],
+                m["k_groups"],
+                m["max_q_groups"],
+                m["max_prefix"],
                 causal=False,
                 scale=scale,
+                seqused_k=m["used_groups"],
             )
             out_b, lse_b = varlen_attention(
                 q,
-                self.rk[layer],
-                self.rv[layer],
-                st["cu_q_rows"],
-                st["cu_k_rows"],
+                pool.rk[layer],
+                pool.rv[layer],
+                m["cu_q_rows"],
+                m["k_rows"],
                 1,
                 m["max_k"],
                 causal=False,
@@ -423,26 +479,26 @@ class CascadeState:
         k = key[0].transpose(0, 1)
         v = value[0].transpose(0, 1)
         if self.mode == "prefix":
-            lo = m["offset"]
-            self.pk[layer][lo : lo + k.shape[0]] = k
-            self.pv[layer][lo : lo + v.shape[0]] = v
+            pool.pk[layer].index_copy_(0, m["write"], k)
+            pool.pv[layer].index_copy_(0, m["write"], v)
             out, _ = varlen_attention(
                 q, k, v, m["cu"], m["cu"], m["max"], m["max"], causal=True, scale=scale
             )
             return out[None]
         if self.mode == "suffix":
-            self.rk[layer].index_copy_(0, m["write"], k)
-            self.rv[layer].index_copy_(0, m["write"], v)
+            pool.rk[layer].index_copy_(0, m["write"], k)
+            pool.rv[layer].index_copy_(0, m["write"], v)
             out_a, lse_a = varlen_attention(
                 q,
-                self.pk[layer][m["k_lo"] : m["k_hi"]],
-                self.pv[layer][m["k_lo"] : m["k_hi"]],
+                pool.pk[layer],
+                pool.pv[layer],
                 m["cu_seg"],
-                m["cu_k"],
+                m["k_seg"],
                 m["max_seg"],
                 m["max_k"],
                 causal=False,
                 scale=scale,
+                seqused_k=m["used_seg"],
             )
             out_b, lse_b = varlen_attention(
                 q,
@@ -517,10 +573,65 @@ def _chunks(lengths: Sequence[int], budget: int) -> list[tuple[int, int]]:
 
 
 def cascade_slots(groups: Sequence[PrefixGroup], max_new_tokens: int) -> int:
-    """Key/value token slots :func:`generate_cascade` allocates for these groups."""
+    """Key/value token slots :func:`generate_cascade` allocates to hold all rows at once."""
     rows = sum(len(g.suffixes) for g in groups)
     smax = max(len(s) for g in groups for s in g.suffixes)
     return sum(len(g.prefix) for g in groups) + rows * (smax + max_new_tokens)
+
+
+def pool_shape(
+    groups: Sequence[PrefixGroup],
+    max_new_tokens: int,
+    *,
+    max_rows: int | None = None,
+    kv_slots: int | None = None,
+) -> tuple[int, int, int]:
+    """(arena tokens, row slots, row width) of the pool :func:`generate_cascade` allocates.
+
+    Rows decoded at once: ``max_rows`` (default all), never fewer than the largest group's rows
+    (a group is admitted whole). With ``kv_slots`` the pool fits that many token slots: the
+    rows' slots first, the rest for prefixes (at least the longest prefix, at most all of them).
+    """
+    live = [g for g in groups if g.suffixes]
+    n_rows = sum(len(g.suffixes) for g in live)
+    width = max(len(s) for g in live for s in g.suffixes) + max_new_tokens
+    largest = max(len(g.suffixes) for g in live)
+    longest = max(len(g.prefix) for g in live)
+    all_prefixes = sum(len(g.prefix) for g in live)
+    slots = min(n_rows, max(max_rows or n_rows, largest))
+    if kv_slots is None:
+        return all_prefixes, slots, width
+    slots = min(slots, (kv_slots - longest) // width)
+    if slots < largest:
+        raise ValueError(
+            f"{kv_slots} key/value slots cannot hold a group of {largest} rows "
+            f"(rows of {width} slots) beside a prefix of {longest} tokens"
+        )
+    return min(all_prefixes, kv_slots - slots * width), slots, width
+
+
+def kv_slots_for(
+    model: Any, *, max_rows: int, prefill_chunk_tokens: int = 32_768, headroom: float = 0.9
+) -> int | None:
+    """Key/value token slots that fit the free GPU memory beside the activations (None off CUDA).
+
+    What stays free: a packed prefill of ``prefill_chunk_tokens`` (the MLP's gate, up and
+    product at the intermediate width, a few hidden-width tensors, bf16) and the decode step's
+    logits (``max_rows`` x vocab, in the model's dtype and in float32), then ``headroom`` of
+    the rest.
+    """
+    device = getattr(model, "device", None)
+    if not isinstance(device, torch.device) or device.type != "cuda":
+        return None
+    cfg = (
+        model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    )
+    width = torch.finfo(model.dtype).bits // 8
+    prefill = prefill_chunk_tokens * (3 * cfg.intermediate_size + 8 * cfg.hidden_size) * width
+    logits = max_rows * cfg.vocab_size * (width + 4 + 4)
+    free, _total = torch.cuda.mem_get_info(device)
+    spare = (free - prefill - logits - 2**30) * headroom
+    return max(0, int(spare // KVPool.slot_bytes(model)))
 
 
 def generate_cascade(
@@ -530,16 +641,28 @@ def generate_cascade(
     max_new_tokens: int,
     eos_token_ids: Sequence[int] = (),
     pad_token_id: int = 0,
-    step_processor: StepProcessor | None = None,
+    step_processor: RowStepProcessor | None = None,
     prefill_chunk_tokens: int = 32_768,
+    max_rows: int | None = None,
+    kv_slots: int | None = None,
+    continuous: bool = True,
     timings: dict[str, float] | None = None,
+    stats: dict[str, int] | None = None,
 ) -> list[list[list[int]]]:
     """Greedy-decode every suffix of every group; returns ids per group per suffix.
 
     The contract of :func:`judge_worker.backends.prefix_decode.generate_shared`: generation of
-    a row stops after its first EOS (kept in the output); the loop stops when all rows are done
-    or after ``max_new_tokens``; with no EOS ids exactly ``max_new_tokens`` are produced. Every
-    prefix and every suffix needs at least one token.
+    a row stops after its first EOS (kept in the output) or after ``max_new_tokens``; with no
+    EOS ids exactly ``max_new_tokens`` are produced. Every prefix and every suffix needs at
+    least one token.
+
+    Continuous batching: at most ``max_rows`` rows decode at once (see :func:`pool_shape`); a
+    row that finishes leaves the batch at once and frees its slot, and whole groups waiting in
+    order enter when enough slots are free (their prefixes and suffixes prefilled, packed,
+    between two decode steps). ``continuous=False`` is static batching, for comparison: a wave
+    of groups enters only once the batch is empty, and rows that are done stay in the batch
+    (decoded, their tokens discarded) until its longest row ends. ``stats`` receives
+    ``decode_steps``, ``row_steps`` (rows decoded, summed over steps) and ``admissions``.
     """
     if not any(grp.suffixes for grp in groups):
         return [[] for _ in groups]
@@ -548,10 +671,14 @@ def generate_cascade(
         raise ValueError("every prefix needs at least one token")
     if any(len(s) == 0 for grp in live for s in grp.suffixes):
         raise ValueError("every suffix needs at least one token")
+    arena, slots, width = pool_shape(
+        live, max_new_tokens, max_rows=max_rows, kv_slots=kv_slots
+    )
     with torch.inference_mode(), _cascade_implementation(model):
-        per_live = _generate(
+        run = _ContinuousRun(
             model,
             live,
+            KVPool(model, arena, slots, width),
             max_new_tokens=max_new_tokens,
             eos_token_ids=eos_token_ids,
             pad_token_id=pad_token_id,
@@ -559,87 +686,248 @@ def generate_cascade(
             prefill_chunk_tokens=prefill_chunk_tokens,
             timings=timings,
         )
+        per_live = run.run(continuous=continuous)
+    if stats is not None:
+        stats.update(run.stats)
     it = iter(per_live)
     return [next(it) if grp.suffixes else [] for grp in groups]
 
 
-def _generate(
-    model: Any,
-    groups: Sequence[PrefixGroup],
-    *,
-    max_new_tokens: int,
-    eos_token_ids: Sequence[int],
-    pad_token_id: int,
-    step_processor: StepProcessor | None,
-    prefill_chunk_tokens: int,
-    timings: dict[str, float] | None,
-) -> list[list[list[int]]]:
-    device = model.device
-    rows = [(g, s) for g, grp in enumerate(groups) for s in range(len(grp.suffixes))]
-    prefix_lens = [len(grp.prefix) for grp in groups]
-    suffix_lens = [len(groups[g].suffixes[s]) for g, s in rows]
-    state = CascadeState(model, prefix_lens, suffix_lens, [g for g, _ in rows], max_new_tokens)
+class _ContinuousRun:
+    """One call of :func:`generate_cascade`: rows, groups, the pool and the decode loop."""
 
-    tick = phase_timer(device, timings)
-    t = time.perf_counter()
-    for g0, g1 in _chunks(prefix_lens, prefill_chunk_tokens):
-        ids = [tok for grp in groups[g0:g1] for tok in grp.prefix]
-        pos = [i for n in prefix_lens[g0:g1] for i in range(n)]
-        state.set_prefix_call(g0, g1)
-        model(
-            input_ids=torch.tensor([ids], device=device),
-            position_ids=torch.tensor([pos], device=device),
-            use_cache=False,
-            logits_to_keep=1,
-            cascade=state,
+    def __init__(
+        self,
+        model: Any,
+        groups: Sequence[PrefixGroup],
+        pool: KVPool,
+        *,
+        max_new_tokens: int,
+        eos_token_ids: Sequence[int],
+        pad_token_id: int,
+        step_processor: RowStepProcessor | None,
+        prefill_chunk_tokens: int,
+        timings: dict[str, float] | None,
+    ) -> None:
+        self.model, self.groups, self.pool = model, groups, pool
+        self.device = device = model.device
+        self.state = CascadeState(pool, device)
+        self.max_new = max_new_tokens
+        self.processor = step_processor
+        self.chunk = prefill_chunk_tokens
+        self.eos = torch.tensor(list(eos_token_ids), dtype=torch.long, device=device)
+        self.eos_set = set(eos_token_ids)
+        self.tick = phase_timer(device, timings)
+        self.rows_of: list[list[int]] = []
+        self.row_group: list[int] = []
+        self.suffix_len: list[int] = []
+        for g, grp in enumerate(groups):
+            self.rows_of.append(list(range(len(self.row_group), len(self.row_group) + len(grp.suffixes))))
+            self.row_group.extend([g] * len(grp.suffixes))
+            self.suffix_len.extend(len(s) for s in grp.suffixes)
+        n_rows = len(self.row_group)
+        self.prefix_len = [len(grp.prefix) for grp in groups]
+        self.prefix_start = [-1] * len(groups)
+        self.rows_left = [len(grp.suffixes) for grp in groups]
+        self.slot = [-1] * n_rows
+        self.count = [0] * n_rows
+        self.history = torch.full(
+            (n_rows, max_new_tokens), pad_token_id, dtype=torch.long, device=device
         )
-    t = tick("prefix_prefill", t)
-
-    first = []
-    for r0, r1 in _chunks(suffix_lens, prefill_chunk_tokens):
-        ids, pos, last = [], [], []
-        for g, s in rows[r0:r1]:
-            suffix = groups[g].suffixes[s]
-            plen = prefix_lens[g]
-            ids.extend(suffix)
-            pos.extend(range(plen, plen + len(suffix)))
-            last.append(len(ids) - 1)
-        state.set_suffix_call(r0, r1)
-        out = model(
-            input_ids=torch.tensor([ids], device=device),
-            position_ids=torch.tensor([pos], device=device),
-            use_cache=False,
-            logits_to_keep=torch.tensor(last, device=device),
-            cascade=state,
+        self.counts = torch.zeros(n_rows, dtype=torch.long, device=device)
+        self.last = torch.zeros(n_rows, dtype=torch.long, device=device)
+        self.first_pos = torch.tensor(
+            [self.prefix_len[g] + n for g, n in zip(self.row_group, self.suffix_len)],
+            dtype=torch.long,
+            device=device,
         )
-        first.append(out.logits[0].float())
-        del out
-    scores = torch.cat(first, dim=0)
-    t = tick("suffix_prefill", t)
+        self.active: list[int] = []
+        self.next_group = 0
+        self.stats = {"decode_steps": 0, "row_steps": 0, "admissions": 0}
 
-    next_pos = torch.tensor(
-        [[prefix_lens[g] + suffix_lens[r]] for r, (g, _s) in enumerate(rows)], device=device
-    )
+    # -- admission ------------------------------------------------------------------------
 
-    def next_scores(step: int, generated: torch.Tensor) -> torch.Tensor:
-        state.set_decode_call(step - 1)
-        out = model(
-            input_ids=generated[:, -1:],
-            position_ids=next_pos + (step - 1),
-            use_cache=False,
-            cascade=state,
+    def _wants_admission(self, continuous: bool) -> bool:
+        if self.next_group >= len(self.groups):
+            return False
+        if not self.active:
+            return True
+        if not continuous:
+            return False
+        # Admitting costs a prefill between decode steps: wait for a useful number of slots.
+        need = max(len(self.rows_of[self.next_group]), self.pool.slots // 8)
+        return self.pool.free_slots >= need
+
+    def _admit(self) -> None:
+        new: list[int] = []
+        while self.next_group < len(self.groups):
+            g = self.next_group
+            if len(self.rows_of[g]) > self.pool.free_slots:
+                break
+            start = self.pool.take_prefix(self.prefix_len[g])
+            if start is None:
+                break
+            self.prefix_start[g] = start
+            for r in self.rows_of[g]:
+                self.slot[r] = self.pool.take_slot()
+            new.append(g)
+            self.next_group += 1
+        if not new:
+            if not self.active:  # pool_shape sizes the pool for any one group
+                raise RuntimeError("the key/value pool cannot hold the next group")
+            return
+        self.stats["admissions"] += 1
+        t = time.perf_counter()
+        for lo, hi in _chunks([self.prefix_len[g] for g in new], self.chunk):
+            part = new[lo:hi]
+            ids = [tok for g in part for tok in self.groups[g].prefix]
+            pos = [i for g in part for i in range(self.prefix_len[g])]
+            self.state.set_prefix_call(
+                [self.prefix_start[g] for g in part], [self.prefix_len[g] for g in part]
+            )
+            self.model(
+                input_ids=torch.tensor([ids], device=self.device),
+                position_ids=torch.tensor([pos], device=self.device),
+                use_cache=False,
+                logits_to_keep=1,
+                cascade=self.state,
+            )
+        t = self.tick("prefix_prefill", t)
+        rows = [r for g in new for r in self.rows_of[g]]
+        for lo, hi in _chunks([self.suffix_len[r] for r in rows], self.chunk):
+            part = rows[lo:hi]
+            ids, pos, last = [], [], []
+            for r in part:
+                g = self.row_group[r]
+                suffix = self.groups[g].suffixes[r - self.rows_of[g][0]]
+                ids.extend(suffix)
+                pos.extend(range(self.prefix_len[g], self.prefix_len[g] + len(suffix)))
+                last.append(len(ids) - 1)
+            segs = _runs([self.row_group[r] for r in part])
+            self.state.set_suffix_call(
+                [self.slot[r] for r in part],
+                [self.suffix_len[r] for r in part],
+                [n for _g, n in segs],
+                [self.prefix_start[g] for g, _n in segs],
+                [self.prefix_len[g] for g, _n in segs],
+            )
+            out = self.model(
+                input_ids=torch.tensor([ids], device=self.device),
+                position_ids=torch.tensor([pos], device=self.device),
+                use_cache=False,
+                logits_to_keep=torch.tensor(last, device=self.device),
+                cascade=self.state,
+            )
+            scores = out.logits[0].float()
+            del out
+            rows_t = torch.tensor(part, dtype=torch.long, device=self.device)
+            done = self._record(part, rows_t, torch.zeros_like(rows_t), scores)
+            self.active.extend(r for r in part if r not in done)
+            self._finish(done)
+        self.tick("suffix_prefill", t)
+
+    # -- decode ---------------------------------------------------------------------------
+
+    def _record(
+        self, rows: list[int], rows_t: torch.Tensor, counts: torch.Tensor, scores: torch.Tensor
+    ) -> set[int]:
+        """Pick each row's next token; returns the rows that are now done."""
+        if self.processor is not None:
+            scores = self.processor(DecodeStep(rows_t, counts, self.history), scores)
+        token = scores.argmax(-1)
+        self.history[rows_t, counts] = token
+        self.last[rows_t] = token
+        self.counts[rows_t] = counts + 1
+        # One host sync per step, and only when an EOS can end a row early.
+        is_eos = torch.isin(token, self.eos).tolist() if self.eos.numel() else None
+        done = set()
+        for i, r in enumerate(rows):
+            self.count[r] += 1
+            if self.count[r] >= self.max_new or (is_eos is not None and is_eos[i]):
+                done.add(r)
+        return done
+
+    def _finish(self, done: set[int]) -> None:
+        for r in done:
+            self.pool.give_slot(self.slot[r])
+            g = self.row_group[r]
+            self.rows_left[g] -= 1
+            if self.rows_left[g] == 0:
+                self.pool.give_prefix(self.prefix_start[g], self.prefix_len[g])
+
+    def _layout(self) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = self.active
+        segs = _runs([self.row_group[r] for r in rows])
+        self.state.set_decode_layout(
+            [self.slot[r] for r in rows],
+            [self.suffix_len[r] for r in rows],
+            [n for _g, n in segs],
+            [self.prefix_start[g] for g, _n in segs],
+            [self.prefix_len[g] for g, _n in segs],
         )
-        return out.logits[:, -1, :].float()
+        rows_t = torch.tensor(rows, dtype=torch.long, device=self.device)
+        return rows_t, self.first_pos[rows_t]
 
-    return decode_groups(
-        scores,
-        next_scores,
-        rows,
-        len(groups),
-        max_new_tokens=max_new_tokens,
-        eos_token_ids=eos_token_ids,
-        pad_token_id=pad_token_id,
-        step_processor=step_processor,
-        tick=tick,
-        since=t,
-    )
+    def run(self, *, continuous: bool) -> list[list[list[int]]]:
+        t = time.perf_counter()
+        layout: tuple[torch.Tensor, torch.Tensor] | None = None
+        # Static batching only: rows that are done but stay in the batch (decoded, discarded)
+        # until the batch's longest row ends, as in a plain batched generate.
+        idle: set[int] = set()
+        while self.active or self.next_group < len(self.groups):
+            if self._wants_admission(continuous):
+                t = self.tick("decode", t)
+                self._admit()
+                t = time.perf_counter()
+                layout = None
+                if not self.active:
+                    continue
+            if layout is None:
+                layout = self._layout()
+            rows_t, first_pos = layout
+            counts = self.counts[rows_t]
+            self.state.set_decode_counts(counts)
+            out = self.model(
+                input_ids=self.last[rows_t][:, None],
+                position_ids=(first_pos + counts - 1)[:, None],
+                use_cache=False,
+                cascade=self.state,
+            )
+            scores = out.logits[:, -1, :].float()
+            del out
+            self.stats["decode_steps"] += 1
+            self.stats["row_steps"] += len(self.active)
+            if idle:
+                keep = [i for i, r in enumerate(self.active) if r not in idle]
+                at = torch.tensor(keep, dtype=torch.long, device=self.device)
+                live = [self.active[i] for i in keep]
+                done = self._record(live, rows_t[at], counts[at], scores[at])
+            else:
+                done = self._record(self.active, rows_t, counts, scores)
+            if not done:
+                continue
+            self._finish(done)
+            if continuous:
+                self.active = [r for r in self.active if r not in done]
+                layout = None
+            else:
+                idle |= done
+                if len(idle) == len(self.active):
+                    self.active, idle, layout = [], set(), None
+        self.tick("decode", t)
+        history = self.history.tolist()
+        result: list[list[list[int]]] = [[] for _ in self.groups]
+        for r, g in enumerate(self.row_group):
+            result[g].append(cut_at_eos(history[r][: self.count[r]], self.eos_set))
+        return result
+
+
+def _runs(keys: Sequence[int]) -> list[tuple[int, int]]:
+    """(key, length) of each run of equal consecutive keys."""
+    out: list[tuple[int, int]] = []
+    for k in keys:
+        if out and out[-1][0] == k:
+            out[-1] = (k, out[-1][1] + 1)
+        else:
+            out.append((k, 1))
+    return out

@@ -30,9 +30,10 @@ import torch
 from torch.nn.attention import sdpa_kernel
 from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessor, LogitsProcessorList
 
-from judge_worker.backends.cascade import generate_cascade, supports_cascade
+from judge_worker.backends.cascade import generate_cascade, kv_slots_for, supports_cascade
 from judge_worker.backends.prefix_decode import (
     SDPA_BACKENDS,
+    DecodeStep,
     PrefixGroup,
     cut_at_eos,
     generate_shared,
@@ -107,25 +108,36 @@ class ScoreConstraint:
         return _cached_tries(self.tokenizer, allowed)
 
     def __call__(self, generated: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        if generated.shape[1] == 0:
+        """The fixed-batch form (rows ``0..n-1``, ``generated`` [rows, steps so far])."""
+        n, t = generated.shape
+        rows = torch.arange(n, device=generated.device)
+        return self.on_step(DecodeStep(rows, torch.full_like(rows, t), generated), scores)
+
+    def on_step(self, step: DecodeStep, scores: torch.Tensor) -> torch.Tensor:
+        """The continuous-batch form: score row ``i`` belongs to row ``step.rows[i]``."""
+        counts = step.counts.tolist()
+        if not any(counts):
             return scores
-        last = generated[:, -1].tolist()
-        for row, tok in enumerate(last):
+        rows = step.rows.tolist()
+        last = step.history[step.rows, (step.counts - 1).clamp(min=0)].tolist()
+        for i, (row, count, tok) in enumerate(zip(rows, counts, last, strict=True)):
+            if count == 0:
+                continue
             node = self.state[row]
             if node is not None:
                 nxt = node.get(tok)
                 self.state[row] = nxt if nxt else None  # leaf or off-trie: release
             elif tok in self.triggers:
-                tail = self.tokenizer.decode(generated[row, -8:].tolist())
+                tail = self.tokenizer.decode(step.history[row, max(0, count - 8) : count].tolist())
                 if _RESULT_TAIL_RE.search(tail):
                     spaced, bare = self.roots[row]
                     self.state[row] = bare if tail[-1:].isspace() else spaced
             node = self.state[row]
             if node:
                 allowed = torch.tensor(list(node), device=scores.device)
-                keep = scores[row, allowed]
-                scores[row] = float("-inf")
-                scores[row, allowed] = keep
+                keep = scores[i, allowed]
+                scores[i] = float("-inf")
+                scores[i, allowed] = keep
         return scores
 
 
@@ -239,6 +251,20 @@ def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
     return n
 
 
+def _group_batches(groups: Sequence[PrefixGroup], max_rows: int) -> list[list[PrefixGroup]]:
+    """Consecutive whole groups of at most ``max_rows`` rows (a larger group goes alone)."""
+    out: list[list[PrefixGroup]] = []
+    rows = 0
+    for grp in groups:
+        if out and rows + len(grp.suffixes) <= max_rows:
+            out[-1].append(grp)
+            rows += len(grp.suffixes)
+        else:
+            out.append([grp])
+            rows = len(grp.suffixes)
+    return out
+
+
 def _left_padded(encoded: Sequence[Sequence[int]], pad: int) -> tuple[Any, Any, int]:
     """Rows of token ids left-padded to one width (decoder-only generation), the attention
     mask and the width."""
@@ -346,15 +372,44 @@ class HFBackend:
                 self.loaded.tokenizer, [items[i].allowed_scores for i in row_items]
             )
         # The cascade needs a non-empty prefix per group; a lone one-token prompt has none.
-        cascade = supports_cascade(self.loaded.model) and all(g.prefix for g in groups)
-        result = (generate_cascade if cascade else generate_shared)(
-            self.loaded.model,
-            groups,
-            max_new_tokens=self.max_new_tokens,
-            eos_token_ids=self._eos_ids(),
-            pad_token_id=self._pad_id(),
-            step_processor=constraint,
-        )
+        model = self.loaded.model
+        eos, pad = self._eos_ids(), self._pad_id()
+        if supports_cascade(model) and all(g.prefix for g in groups):
+            # Continuous batching: at most batch_size rows decode at once, finished rows leave,
+            # waiting groups enter; the key/value pool is sized from free GPU memory.
+            result = generate_cascade(
+                model,
+                groups,
+                max_new_tokens=self.max_new_tokens,
+                eos_token_ids=eos,
+                pad_token_id=pad,
+                step_processor=constraint.on_step if constraint is not None else None,
+                max_rows=self.batch_size,
+                kv_slots=kv_slots_for(model, max_rows=self.batch_size),
+            )
+        else:
+            # The copy-prefix path holds its rows at once: whole groups, batch_size rows a call.
+            result = []
+            done_rows = 0
+            for part in _group_batches(groups, self.batch_size):
+                rows = sum(len(g.suffixes) for g in part)
+                sub = None
+                if constraint is not None:
+                    sub = ScoreConstraint(
+                        self.loaded.tokenizer,
+                        [items[i].allowed_scores for i in row_items[done_rows : done_rows + rows]],
+                    )
+                result.extend(
+                    generate_shared(
+                        model,
+                        part,
+                        max_new_tokens=self.max_new_tokens,
+                        eos_token_ids=eos,
+                        pad_token_id=pad,
+                        step_processor=sub,
+                    )
+                )
+                done_rows += rows
         flat = [ids for per_group in result for ids in per_group]
         out: list[list[int]] = [[] for _ in items]
         for i, ids in zip(row_items, flat, strict=True):
@@ -391,11 +446,14 @@ class HFBackend:
         eos = set(self._eos_ids())
         by_id: dict[str, JudgeOutput] = {}
         ordered = order_items(items)
-        for chunk in chunk_items(ordered, self.batch_size):
+        # With prefix sharing all items go in one call: the engine batches them itself (at most
+        # batch_size rows decoding at once, continuously refilled).
+        chunks = [ordered] if self.share_prefix else chunk_items(ordered, self.batch_size)
+        for chunk in chunks:
             start = time.perf_counter()
             prompt_lens = [len(self.encode(it)) for it in chunk]
             generated = self.generate_ids(chunk, share_prefix=self.share_prefix)
-            # Wall time of the batch, shared evenly: items of one batch finish together.
+            # Wall time of the call, shared evenly (rows of one call overlap on the GPU).
             per_item = (time.perf_counter() - start) / len(chunk)
             for it, plen, ids in zip(chunk, prompt_lens, generated, strict=True):
                 text = tok.decode([t for t in ids if t not in eos], skip_special_tokens=True)

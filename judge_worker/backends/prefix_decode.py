@@ -35,6 +35,23 @@ NextPhase = Callable[[str, float], float]
 
 
 @dataclass(frozen=True)
+class DecodeStep:
+    """The rows about to pick a token, for a step processor of a continuous batch.
+
+    ``rows[i]`` is the row (in the order of the call's groups and suffixes) of score row ``i``;
+    ``counts[i]`` the tokens it generated so far, which are ``history[rows[i], :counts[i]]``.
+    """
+
+    rows: torch.Tensor
+    counts: torch.Tensor
+    history: torch.Tensor
+
+
+# (the rows, next-token scores [rows, vocab]) -> scores; rows come and go between steps
+RowStepProcessor = Callable[[DecodeStep, torch.Tensor], torch.Tensor]
+
+
+@dataclass(frozen=True)
 class PrefixGroup:
     """One shared prefix (token ids) and the suffixes (token ids) that continue it."""
 

@@ -8,17 +8,26 @@ from typing import Any
 import pytest
 import torch
 from torch.nn.functional import scaled_dot_product_attention as sdpa
-from transformers import AutoModelForCausalLM, LlamaConfig, MistralConfig, Qwen2Config
+from transformers import (
+    AutoModelForCausalLM,
+    LlamaConfig,
+    LogitsProcessor,
+    LogitsProcessorList,
+    MistralConfig,
+    Qwen2Config,
+)
 
 from judge_worker.backends.cascade import (
     CASCADE_ATTENTION,
+    KVPool,
     cascade_slots,
     generate_cascade,
     merge_attention,
+    pool_shape,
     supports_cascade,
     varlen_attention,
 )
-from judge_worker.backends.prefix_decode import PrefixGroup, generate_shared
+from judge_worker.backends.prefix_decode import DecodeStep, PrefixGroup, generate_shared
 
 H, KVH, D = 4, 2, 16
 SCALE = D**-0.5
@@ -140,15 +149,19 @@ def test_generate_cascade_stops_rows_at_eos_and_applies_the_step_processor() -> 
     groups = _groups(1)
     free = generate_cascade(model, groups, max_new_tokens=8)
     eos = free[0][0][2]  # the third token of the first row becomes "EOS"
-    calls = []
+    calls: list[list[int]] = []
 
     def forbid_7(generated: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        calls.append(generated.shape[1])
+        scores[:, 7] = float("-inf")
+        return scores
+
+    def forbid_7_rows(step: DecodeStep, scores: torch.Tensor) -> torch.Tensor:
+        calls.append(step.counts.tolist())
         scores[:, 7] = float("-inf")
         return scores
 
     got = generate_cascade(
-        model, groups, max_new_tokens=8, eos_token_ids=[eos], step_processor=forbid_7
+        model, groups, max_new_tokens=8, eos_token_ids=[eos], step_processor=forbid_7_rows
     )
     assert got == generate_shared(
         model, groups, max_new_tokens=8, eos_token_ids=[eos], step_processor=forbid_7
@@ -156,7 +169,112 @@ def test_generate_cascade_stops_rows_at_eos_and_applies_the_step_processor() -> 
     first = got[0][0]
     assert first[-1] == eos and len(first) <= 3
     assert all(7 not in row for rows in got for row in rows)
-    assert calls[:2] == [0, 1]
+    n_rows = sum(len(g.suffixes) for g in groups)
+    assert calls[0] == [0] * n_rows and calls[1] == [1] * n_rows
+    # A row that ended leaves the batch: later steps score fewer rows.
+    assert len(calls[-1]) < n_rows
+
+
+# --- continuous batching (issue #17) -------------------------------------------------------
+
+
+class _SuppressToken(LogitsProcessor):
+    def __init__(self, token: int) -> None:
+        self.token = token
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        scores[:, self.token] = float("-inf")
+        return scores
+
+
+def _eos_at(lengths: list[int], eos: int) -> Any:
+    """A row step processor that ends row r with EOS as its token number lengths[r]."""
+    target = torch.tensor(lengths)
+
+    def force(step: DecodeStep, scores: torch.Tensor) -> torch.Tensor:
+        scores[:, eos] = float("-inf")
+        at = step.counts + 1 == target[step.rows]
+        scores[at] = float("-inf")
+        scores[at, eos] = 0.0
+        return scores
+
+    return force
+
+
+def _plain_until(model: Any, prompt: list[int], length: int, eos: int) -> list[int]:
+    """Plain greedy generate with EOS suppressed, cut to length - 1 tokens, then EOS."""
+    ids = torch.tensor([prompt])
+    with torch.inference_mode():
+        out = model.generate(
+            ids, max_new_tokens=length - 1, min_new_tokens=length - 1, do_sample=False,
+            pad_token_id=0, logits_processor=LogitsProcessorList([_SuppressToken(eos)]),
+        ) if length > 1 else ids  # fmt: skip
+    return [*out[0, len(prompt) :].tolist(), eos]
+
+
+@pytest.mark.slow  # a (tiny, random) Qwen2 generating on CPU
+@pytest.mark.parametrize("continuous", [True, False])
+def test_continuous_batching_equals_plain_generate_row_by_row(continuous: bool) -> None:
+    # Rows stop at different lengths (EOS forced at a drawn length); at most 4 rows decode at
+    # once (the largest group has 4), so groups wait, enter as rows finish, and share slots.
+    model = _tiny_qwen2()
+    groups = _groups(3)
+    eos = 3
+    rng = random.Random(7)
+    lengths = [rng.randint(1, 12) for g in groups for _s in g.suffixes]
+    stats: dict[str, int] = {}
+    got = generate_cascade(
+        model, groups, max_new_tokens=12, eos_token_ids=[eos], max_rows=4,
+        step_processor=_eos_at(lengths, eos), continuous=continuous, stats=stats,
+        prefill_chunk_tokens=30,
+    )  # fmt: skip
+    row = 0
+    for g, grp in enumerate(groups):
+        for s, suffix in enumerate(grp.suffixes):
+            expect = _plain_until(model, list(grp.prefix) + list(suffix), lengths[row], eos)
+            assert got[g][s] == expect, (g, s)
+            row += 1
+    needed = sum(n - 1 for n in lengths)  # the first token of a row comes from its prefill
+    if continuous:
+        assert stats["row_steps"] == needed  # a finished row is never decoded again
+        assert stats["admissions"] > 1
+    else:
+        assert stats["row_steps"] > needed  # rows wait in the batch for its longest row
+
+
+@pytest.mark.slow  # a (tiny, random) Qwen2 generating on CPU
+def test_a_small_pool_reuses_prefix_space_and_row_slots() -> None:
+    # kv_slots leaves room for the longest prefix and one group's rows only: every group waits
+    # for the previous one's space, and the results do not change.
+    model = _tiny_qwen2()
+    groups = _groups(4)
+    width = max(len(s) for g in groups for s in g.suffixes) + 6
+    longest = max(len(g.prefix) for g in groups)
+    tight = longest + 4 * width
+    arena, slots, _w = pool_shape(groups, 6, kv_slots=tight)
+    assert slots == 4 and arena == longest
+    stats: dict[str, int] = {}
+    got = generate_cascade(model, groups, max_new_tokens=6, kv_slots=tight, stats=stats)
+    assert got == generate_cascade(model, groups, max_new_tokens=6)
+    assert stats["admissions"] == len(groups)
+    with pytest.raises(ValueError, match="cannot hold a group of 4 rows"):
+        pool_shape(groups, 6, kv_slots=tight - 1)
+
+
+def test_the_pool_gives_prefix_ranges_back_merged() -> None:
+    model = _tiny_qwen2()
+    pool = KVPool(model, arena_tokens=100, slots=2, row_width=8)
+    a, b, c = pool.take_prefix(30), pool.take_prefix(30), pool.take_prefix(30)
+    assert (a, b, c) == (0, 30, 60)
+    assert pool.take_prefix(20) is None  # 10 left
+    pool.give_prefix(30, 30)
+    assert pool.take_prefix(40) is None  # 30 + 10, not adjacent
+    pool.give_prefix(60, 30)  # 30..100 is free again, in one piece
+    assert pool.take_prefix(70) == 30
+    pool.give_prefix(0, 30)
+    assert pool.take_prefix(30) == 0
+    assert [pool.take_slot(), pool.take_slot()] == [0, 1]
+    assert pool.free_slots == 0
 
 
 @pytest.mark.slow  # a (tiny, random) Qwen2 generating on CPU
