@@ -44,11 +44,11 @@ from transformers import AutoModelForCausalLM, LogitsProcessor, LogitsProcessorL
 # Runnable as a script from the repo root: make the repo importable for judge_worker.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from judge_worker.backends.cascade import (
-    cascade_slots,
     generate_cascade,
+    kv_slots_for,
     varlen_attention,
 )
-from judge_worker.backends.prefix_decode import PrefixGroup, generate_shared
+from judge_worker.backends.prefix_decode import DecodeStep, PrefixGroup, generate_shared
 from judge_worker.types import GenerationItem
 
 
@@ -98,6 +98,26 @@ SCALES: dict[str, Scale] = {
         device="cuda", dtype="bfloat16",
     ),
 }  # fmt: skip
+
+
+# Model shapes of the full scale (random bf16 weights): POLLUX's judge family is 7B and 32B.
+SHAPES: dict[str, dict[str, int]] = {
+    "7b": {"hidden": 3584, "layers": 28, "heads": 28, "kv_heads": 4, "intermediate": 18944},
+    "32b": {"hidden": 5120, "layers": 64, "heads": 40, "kv_heads": 8, "intermediate": 27648},
+}
+# The 32B shape beside ~65 GB of weights on an H100: smaller packed prefills leave room for keys.
+SHAPE_OVERRIDES: dict[str, dict[str, int]] = {"32b": {"prefill_chunk_tokens": 8192}}
+# Variable-length workload: each triple's judge output ends (EOS) after a length drawn
+# uniformly from this range (POLLUX-like spread of rationale lengths; see docs).
+VARIABLE_LENGTHS = (40, 400)
+PEAK_BF16_DENSE = {"H100": 989.4e12, "H200": 989.4e12}  # vendor datasheets (SXM), TFLOP/s
+
+
+def scale_for(scale: str, shape: str = "7b") -> Scale:
+    sc = SCALES[scale]
+    if scale == "small" or shape == "7b":
+        return sc
+    return Scale(**{**asdict(sc), **SHAPES[shape], **SHAPE_OVERRIDES.get(shape, {})})
 
 
 @dataclass
@@ -176,8 +196,14 @@ def fit_budget(model: Any, sc: Scale) -> Scale:
     free, _total = torch.cuda.mem_get_info()
     # Keep ~14 GiB for prefill activations (suffix chunk of 128 rows x 300 tokens) and logits.
     budget = int((free - 14 * 2**30) / slot)
-    # Cascade: keep ~16 GiB for a 32k-token packed prefill (MLP activations) and decode logits.
-    cascade = sc.cascade_budget or int((free - 16 * 2**30) / slot)
+    # Cascade: what the judge backend itself sizes (room for a packed prefill and the logits).
+    cascade = (
+        sc.cascade_budget
+        or kv_slots_for(
+            model, max_rows=sc.cascade_max_rows, prefill_chunk_tokens=sc.prefill_chunk_tokens
+        )
+        or 0
+    )
     return Scale(
         **{**asdict(sc), "shared_budget": max(budget, 64 * 3200), "cascade_budget": cascade}
     )
@@ -305,40 +331,85 @@ def run_shared(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any
     )
 
 
-def cascade_batches(answers: list[Answer], scale: Scale, budget: int) -> list[list[int]]:
-    """Consecutive answers whose key/value slots (see ``cascade_slots``) fit the budget."""
-    batches: list[list[int]] = []
-    cur: list[int] = []
-    for i in range(len(answers)):
-        trial = [*cur, i]
-        groups = [PrefixGroup(answers[j].prefix, answers[j].suffixes) for j in trial]
-        rows = sum(len(answers[j].suffixes) for j in trial)
-        if cur and (
-            cascade_slots(groups, scale.new_tokens) > budget or rows > scale.cascade_max_rows
-        ):
-            batches.append(cur)
-            cur = [i]
-        else:
-            cur = trial
-    if cur:
-        batches.append(cur)
-    return batches
+def draw_lengths(answers: list[Answer], seed: int = 3, bounds: tuple[int, int] = VARIABLE_LENGTHS,
+                 cap: int | None = None) -> list[int]:  # fmt: skip
+    """One output length per triple (answer order, then criterion order)."""
+    rng = random.Random(seed)
+    lo, hi = bounds
+    return [min(rng.randint(lo, hi), cap or hi) for a in answers for _s in a.suffixes]
 
 
-def run_cascade(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any]:
-    return _run_batches(
-        answers,
-        cascade_batches(answers, scale, scale.cascade_budget),
-        scale,
-        lambda groups, timings: generate_cascade(
-            model,
-            groups,
-            max_new_tokens=scale.new_tokens,
-            eos_token_ids=(),
-            prefill_chunk_tokens=scale.prefill_chunk_tokens,
-            timings=timings,
-        ),
+class EosAt:
+    """Row step processor: row r ends with ``eos`` as its token number ``lengths[r]``; the EOS
+    id is suppressed elsewhere (random weights would emit it anywhere)."""
+
+    def __init__(self, lengths: list[int], eos: int, device: str) -> None:
+        self.target = torch.tensor(lengths, device=device)
+        self.eos = eos
+
+    def __call__(self, step: DecodeStep, scores: torch.Tensor) -> torch.Tensor:
+        scores[:, self.eos] = float("-inf")
+        at = step.counts + 1 == self.target[step.rows]
+        scores.masked_fill_(at[:, None], float("-inf"))
+        scores[:, self.eos] = torch.where(at, 0.0, float("-inf"))
+        return scores
+
+
+def run_cascade(
+    model: Any,
+    answers: list[Answer],
+    scale: Scale,
+    lengths: list[int] | None = None,
+    continuous: bool = True,
+) -> dict[str, Any]:
+    """All answers through one continuous-batching call (the engine admits them as rows
+    finish); ``lengths``: rows end with EOS at these lengths (variable workload)."""
+    timings: dict[str, float] = {}
+    stats: dict[str, int] = {}
+    eos = scale.vocab - 1
+    kwargs: dict[str, Any] = {}
+    if lengths is not None:
+        kwargs = {"eos_token_ids": [eos], "step_processor": EosAt(lengths, eos, scale.device)}
+    sync(scale.device)
+    start = time.perf_counter()
+    result = generate_cascade(
+        model,
+        [PrefixGroup(a.prefix, a.suffixes) for a in answers],
+        max_new_tokens=max(lengths) if lengths is not None else scale.new_tokens,
+        prefill_chunk_tokens=scale.prefill_chunk_tokens,
+        max_rows=scale.cascade_max_rows,
+        kv_slots=scale.cascade_budget or None,
+        continuous=continuous,
+        timings=timings,
+        stats=stats,
+        **kwargs,
     )
+    sync(scale.device)
+    seconds = time.perf_counter() - start
+    outputs = [toks for per_answer in result for toks in per_answer]
+    return {
+        "seconds": seconds,
+        "outputs": outputs,
+        "timings": timings,
+        "stats": stats,
+        "batches": [stats["row_steps"] / max(1, stats["decode_steps"])],
+        "generated_tokens": sum(len(o) for o in outputs),
+    }
+
+
+def matmul_flops(model: Any, tokens: int) -> float:
+    """2 x parameters x tokens over the layers and the output head (attention's own products
+    and the embedding lookup left out): the dense bf16 work a token costs."""
+    n = sum(p.numel() for name, p in model.named_parameters() if "embed_tokens" not in name)
+    return 2.0 * n * tokens
+
+
+def compute_bound_seconds(model: Any, tokens: int) -> float | None:
+    if not torch.cuda.is_available():
+        return None
+    name = torch.cuda.get_device_name(0)
+    peak = next((v for k, v in PEAK_BF16_DENSE.items() if k in name), None)
+    return matmul_flops(model, tokens) / peak if peak else None
 
 
 def check_varlen(device: str, dtype: torch.dtype) -> dict[str, float]:
@@ -411,29 +482,6 @@ def check_varlen(device: str, dtype: torch.dtype) -> dict[str, float]:
 # --------------------------------------------------------------------------- reporting
 
 
-def measure_bandwidth(device: str) -> float | None:
-    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
-    if device != "cuda":
-        return None
-    n = 1 << 30  # 2 GiB of bf16 per buffer, far past the L2
-    src = torch.randn(n, dtype=torch.bfloat16, device="cuda")
-    dst = torch.empty_like(src)
-    for _ in range(3):
-        dst.copy_(src)
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(10):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        dst.copy_(src)
-        e1.record()
-        torch.cuda.synchronize()
-        times.append(e0.elapsed_time(e1) / 1e3)
-    del src, dst
-    torch.cuda.empty_cache()
-    return 2 * n * 2 / sorted(times)[len(times) // 2]
-
-
 def agreement(a: list[list[int]], b: list[list[int]]) -> dict[str, float]:
     rows_equal = sum(x == y for x, y in zip(a, b, strict=True))
     first_equal = sum(x[:1] == y[:1] for x, y in zip(a, b, strict=True))
@@ -473,12 +521,25 @@ def _rates(run: dict[str, Any], n_triples: int, gen_tokens: int) -> dict[str, An
     }
 
 
-def main(scale: str = "small") -> str:
-    sc = SCALES[scale]
+def _save(info: dict[str, Any]) -> None:
+    out_path = os.environ.get("JUDGE_BENCH_JSON")
+    if out_path:
+        with open(out_path, "w", encoding="utf-8") as fh:
+            json.dump(info, fh, indent=2, default=str)
+
+
+def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) -> str:
+    """Fixed-length and variable-length workloads through the continuous cascade engine, the
+    static-batching comparison on the variable one, and (7B) the plain-generate baseline."""
+    sc = scale_for(scale, shape)
+    if n_answers:
+        sc = Scale(**{**asdict(sc), "n_answers": n_answers})
     if sc.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("--scale full needs a CUDA GPU")
+    baseline = shape == "7b" and os.environ.get("JUDGE_BENCH_BASELINE", "1") == "1"
     info: dict[str, Any] = {
         "scale": scale,
+        "shape": shape,
         "config": asdict(sc),
         "torch": torch.__version__,
         "transformers": __import__("transformers").__version__,
@@ -493,109 +554,106 @@ def main(scale: str = "small") -> str:
     info["build_seconds"] = time.perf_counter() - t
     info["weight_bytes"] = weight_bytes
     sc = fit_budget(model, sc)
-    info["shared_budget"] = sc.shared_budget
     info["cascade_budget"] = sc.cascade_budget
     answers = make_workload(sc)
+    lengths = draw_lengths(answers, bounds=VARIABLE_LENGTHS if scale != "small" else (2, 16))
     warm_sc = Scale(**{**asdict(sc), "new_tokens": 4})
     warm = make_workload(Scale(**{**asdict(warm_sc), "n_answers": 2, "criteria": 2}), seed=1)
     # Warm up every path (kernel selection, allocator) outside the timed region.
     run_cascade(model, warm, warm_sc)
-    run_shared(model, warm, warm_sc)
-    run_baseline(model, warm, warm_sc)
+    run_cascade(model, warm, warm_sc, [3, 1, 4, 2])
+    if baseline:
+        run_baseline(model, warm, warm_sc)
 
     n_triples = sum(len(a.suffixes) for a in answers)
     gen_tokens = n_triples * sc.new_tokens
-    prompt_tokens = sum(len(a.prefix) + len(s) for a in answers for s in a.suffixes)
-    prefill_tokens_shared = sum(len(a.prefix) + sum(len(s) for s in a.suffixes) for a in answers)
+    prefill_tokens = sum(len(a.prefix) + sum(len(s) for s in a.suffixes) for a in answers)
     info.update(
         triples=n_triples,
         generated_tokens=gen_tokens,
-        prompt_tokens=prompt_tokens,
-        prefill_tokens_shared=prefill_tokens_shared,
+        variable_generated_tokens=sum(lengths),
+        variable_lengths=VARIABLE_LENGTHS,
+        prompt_tokens=sum(len(a.prefix) + len(s) for a in answers for s in a.suffixes),
+        prefill_tokens_shared=prefill_tokens,
     )
     if sc.device == "cuda":
         torch.cuda.reset_peak_memory_stats()
 
-    # Best path first: a lease is short, and its number is the one reported.
-    cascade = _with_oom_retry(run_cascade, model, answers, sc, "cascade_budget", info)
-    _peak(sc, info, "cascade_peak_gib")
-    shared = _with_oom_retry(run_shared, model, answers, sc, "shared_budget", info)
-    _peak(sc, info, "shared_peak_gib")
-    base = _with_oom_retry(run_baseline, model, answers, sc, "baseline_budget", info)
-    _peak(sc, info, "baseline_peak_gib")
-    if os.environ.get("JUDGE_BENCH_BASELINE_NO_CUDNN") == "1":
-        base_nc = _with_oom_retry(
-            run_baseline_no_cudnn, model, answers, sc, "baseline_budget", info
-        )
-        info["baseline_no_cudnn"] = _rates(base_nc, n_triples, gen_tokens)
-        info["baseline_default_kernels"] = _rates(base, n_triples, gen_tokens)
-        if base_nc["seconds"] < base["seconds"]:
-            # The ratio is taken against the faster baseline, so prefix sharing is not credited
-            # with what merely avoiding cuDNN's per-shape planning gains.
-            info["baseline_used_for_ratio"] = "baseline_no_cudnn"
-            base = base_nc
+    def rates(run: dict[str, Any], tokens: int) -> dict[str, Any]:
+        out = _rates(run, n_triples, tokens)
+        out["stats"] = run["stats"]
+        out["decode_tokens_per_s"] = (tokens - n_triples) / run["timings"]["decode"]
+        return out
 
-    base_tps = gen_tokens / base["seconds"]
-    best_tps = gen_tokens / cascade["seconds"]
+    # Best path first: a lease is short, and its number is the one reported.
+    fixed = _with_oom_retry(run_cascade, model, answers, sc, "cascade_budget", info)
+    _peak(sc, info, "cascade_peak_gib")
+    info["cascade"] = rates(fixed, gen_tokens)
+    bound = compute_bound_seconds(model, prefill_tokens + gen_tokens)
+    if bound:
+        info["compute_bound_seconds"] = bound
+        info["fraction_of_compute_bound"] = bound / fixed["seconds"]
+    info["projected_minutes_33600_triples"] = 33600 / (n_triples / fixed["seconds"]) / 60
+    _save(info)
+    print("fixed:", json.dumps(info["cascade"]), flush=True)
+    if os.environ.get("JUDGE_BENCH_PROBE") == "1":
+        # Is a decode step bound by the GPU or by the host? Time per step at 1/8 of the rows.
+        few = run_cascade(model, answers[: max(1, len(answers) // 8)], sc)
+        info["decode_ms_per_step"] = {
+            "all_rows": 1e3 * fixed["timings"]["decode"] / fixed["stats"]["decode_steps"],
+            "eighth_of_rows": 1e3 * few["timings"]["decode"] / few["stats"]["decode_steps"],
+        }
+        print("probe:", info["decode_ms_per_step"], flush=True)
+    var_c = run_cascade(model, answers, sc, lengths, continuous=True)
+    _peak(sc, info, "variable_continuous_peak_gib")
+    info["variable_continuous"] = rates(var_c, sum(lengths))
+    var_s = run_cascade(model, answers, sc, lengths, continuous=False)
+    _peak(sc, info, "variable_static_peak_gib")
+    info["variable_static"] = rates(var_s, sum(lengths))
+    info["agreement_variable_continuous_vs_static"] = agreement(var_c["outputs"], var_s["outputs"])
+    assert [len(o) for o in var_c["outputs"]] == lengths, "a row did not stop at its length"
+    info["variable_projected_minutes_33600_triples"] = 33600 / (n_triples / var_c["seconds"]) / 60
+    _save(info)
+    print("variable:", json.dumps(info["variable_continuous"]), flush=True)
+    var_line = (
+        f"judge-gpu variable lengths: {sum(lengths) / var_c['seconds']:.0f} tokens/s, "
+        f"{n_triples / var_c['seconds']:.1f} triples/s (static batching "
+        f"{sum(lengths) / var_s['seconds']:.0f} tokens/s, "
+        f"ratio {var_s['seconds'] / var_c['seconds']:.2f})"
+    )
+    if os.environ.get("JUDGE_BENCH_COPY_PREFIX") == "1":
+        shared = _with_oom_retry(run_shared, model, answers, sc, "shared_budget", info)
+        _peak(sc, info, "shared_peak_gib")
+        info["shared_copy_prefix"] = _rates(shared, n_triples, gen_tokens)
+    if not baseline:
+        print(json.dumps(info, indent=2, default=str))
+        print(var_line)
+        line = (
+            f"judge-gpu-{shape}: {sum(lengths) / var_c['seconds']:.0f} tokens/s variable "
+            f"lengths (baseline static batching {sum(lengths) / var_s['seconds']:.0f} tokens/s, "
+            f"ratio {var_s['seconds'] / var_c['seconds']:.2f}); fixed "
+            f"{gen_tokens / fixed['seconds']:.0f} tokens/s, 33600 triples in "
+            f"{info['projected_minutes_33600_triples']:.1f} min"
+        )
+        print(line)
+        return line
+    base = run_baseline_no_cudnn(model, answers, sc)
+    _peak(sc, info, "baseline_peak_gib")
+    if os.environ.get("JUDGE_BENCH_BASELINE_DEFAULT") == "1":
+        # PyTorch's default SDPA choice (cuDNN attention re-plans at every key length): slower.
+        info["baseline_default_kernels"] = _rates(
+            run_baseline(model, answers, sc), n_triples, gen_tokens
+        )
     info["baseline"] = _rates(base, n_triples, gen_tokens)
-    info["shared_copy_prefix"] = _rates(shared, n_triples, gen_tokens)
-    info["cascade"] = _rates(cascade, n_triples, gen_tokens)
-    for key, run in (("shared_copy_prefix", shared), ("cascade", cascade)):
-        decode_s = run["timings"]["decode"]
-        # decode-only rate: tokens produced by the decode loop (all but the first of each row)
-        info[key]["decode_tokens_per_s"] = n_triples * (sc.new_tokens - 1) / decode_s
-    info["agreement_cascade_vs_baseline"] = agreement(cascade["outputs"], base["outputs"])
-    info["agreement_cascade_vs_shared"] = agreement(cascade["outputs"], shared["outputs"])
-    info["projected_minutes_33600_triples"] = 33600 / (n_triples / cascade["seconds"]) / 60
-    bw = measure_bandwidth(sc.device)
-    if bw:
-        rows = sum(cascade["batches"]) / len(cascade["batches"])
-        ideal = rows * bw / weight_bytes  # weights read once per decode step, KV ignored
-        info["hbm_bytes_per_s"] = bw
-        info["decode_bound_tokens_per_s"] = ideal
-        info["decode_fraction_of_bound"] = info["cascade"]["decode_tokens_per_s"] / ideal
-        info["end_to_end_fraction_of_bound"] = best_tps / ideal
+    info["agreement_cascade_vs_baseline"] = agreement(fixed["outputs"], base["outputs"])
+    base_tps = gen_tokens / base["seconds"]
+    best_tps = gen_tokens / fixed["seconds"]
     print(json.dumps(info, indent=2, default=str))
-    out_path = os.environ.get("JUDGE_BENCH_JSON")
-    if out_path:
-        with open(out_path, "w", encoding="utf-8") as fh:
-            json.dump(info, fh, indent=2, default=str)
+    _save(info)
+    print(var_line)
     line = (
         f"judge-gpu: {best_tps:.0f} tokens/s "
         f"(baseline {base_tps:.0f} tokens/s, ratio {best_tps / base_tps:.2f})"
-    )
-    print(line)
-    return line
-
-
-def run_long(scale: str, n_answers: int) -> str:
-    """Only the best path on ``n_answers`` answers: checks the 33,600-triple projection directly.
-
-    Not the benchmark's baseline comparison (that is :func:`main`); prints its own last line.
-    """
-    sc = SCALES[scale]
-    sc = Scale(**{**asdict(sc), "n_answers": n_answers})
-    model = build_model(sc)
-    sc = fit_budget(model, sc)
-    warm_sc = Scale(**{**asdict(sc), "new_tokens": 4})
-    run_cascade(model, make_workload(Scale(**{**asdict(warm_sc), "n_answers": 2}), 1), warm_sc)
-    answers = make_workload(sc, seed=2)
-    if sc.device == "cuda":
-        torch.cuda.reset_peak_memory_stats()
-    run = run_cascade(model, answers, sc)
-    n_triples = sum(len(a.suffixes) for a in answers)
-    info = {
-        "answers": n_answers,
-        "triples": n_triples,
-        "cascade": _rates(run, n_triples, n_triples * sc.new_tokens),
-        "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if sc.device == "cuda" else None,
-        "projected_minutes_33600_triples": 33600 / (n_triples / run["seconds"]) / 60,
-    }
-    print(json.dumps(info, indent=2, default=str))
-    line = (
-        f"judge-gpu-long: {n_triples} triples in {run['seconds']:.1f} s "
-        f"({n_triples / run['seconds']:.1f} triples/s, "
-        f"{n_triples * sc.new_tokens / run['seconds']:.0f} tokens/s)"
     )
     print(line)
     return line
@@ -1100,9 +1158,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", choices=sorted(SCALES), default="small")
     parser.add_argument("--profile", action="store_true", help="diagnose one decode step")
-    parser.add_argument(
-        "--long", type=int, metavar="ANSWERS", help="only the best path, on this many answers"
-    )
+    parser.add_argument("--model", choices=sorted(SHAPES), default="7b", help="model shape")
+    parser.add_argument("--answers", type=int, help="answers in the workload (16 triples each)")
     parser.add_argument(
         "--generation", action="store_true", help="answer generation instead of judging"
     )
@@ -1123,8 +1180,5 @@ if __name__ == "__main__":
     elif args.profile:
         profile_decode(args.scale, *((256, 1650) if args.scale == "full" else (8, 60)))
     else:
-        if args.long:
-            run_long(args.scale, args.long)
-        else:
-            main(args.scale)
+        main(args.scale, args.model, args.answers)
     sys.exit(0)

@@ -365,7 +365,9 @@ class CascadeState:
         self.meta = {
             "cu": self._i32(self._cu(lengths)),
             "max": max(lengths),
-            "write": self._long([s + i for s, n in zip(starts, lengths) for i in range(n)]),
+            "write": self._long(
+                [s + i for s, n in zip(starts, lengths, strict=True) for i in range(n)]
+            ),
         }
 
     def set_suffix_call(
@@ -396,7 +398,7 @@ class CascadeState:
             "used_seg": self._i32(prefix_lens),
             "max_k": max(prefix_lens),
             "write": self._long(
-                [s * width + i for s, n in zip(slots, suffix_lens) for i in range(n)]
+                [s * width + i for s, n in zip(slots, suffix_lens, strict=True) for i in range(n)]
             ),
         }
 
@@ -671,9 +673,7 @@ def generate_cascade(
         raise ValueError("every prefix needs at least one token")
     if any(len(s) == 0 for grp in live for s in grp.suffixes):
         raise ValueError("every suffix needs at least one token")
-    arena, slots, width = pool_shape(
-        live, max_new_tokens, max_rows=max_rows, kv_slots=kv_slots
-    )
+    arena, slots, width = pool_shape(live, max_new_tokens, max_rows=max_rows, kv_slots=kv_slots)
     with torch.inference_mode(), _cascade_implementation(model):
         run = _ContinuousRun(
             model,
@@ -722,7 +722,9 @@ class _ContinuousRun:
         self.row_group: list[int] = []
         self.suffix_len: list[int] = []
         for g, grp in enumerate(groups):
-            self.rows_of.append(list(range(len(self.row_group), len(self.row_group) + len(grp.suffixes))))
+            self.rows_of.append(
+                list(range(len(self.row_group), len(self.row_group) + len(grp.suffixes)))
+            )
             self.row_group.extend([g] * len(grp.suffixes))
             self.suffix_len.extend(len(s) for s in grp.suffixes)
         n_rows = len(self.row_group)
@@ -737,7 +739,7 @@ class _ContinuousRun:
         self.counts = torch.zeros(n_rows, dtype=torch.long, device=device)
         self.last = torch.zeros(n_rows, dtype=torch.long, device=device)
         self.first_pos = torch.tensor(
-            [self.prefix_len[g] + n for g, n in zip(self.row_group, self.suffix_len)],
+            [self.prefix_len[g] + n for g, n in zip(self.row_group, self.suffix_len, strict=True)],
             dtype=torch.long,
             device=device,
         )
