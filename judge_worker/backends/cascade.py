@@ -879,7 +879,7 @@ class _ContinuousRun:
             try:
                 return self.graphs.step(ids, pos)
             except RuntimeError as exc:  # a capture refused (an op that syncs, an old driver)
-                logger.warning("cascade decode without CUDA graphs: %s", exc)
+                logger.warning("cascade decode without CUDA graphs: %s", exc, exc_info=True)
                 self.graphs = None
         self.state.mode = "decode"
         out = self.model(input_ids=ids, position_ids=pos, use_cache=False, cascade=self.state)
@@ -1004,8 +1004,14 @@ class _DecodeGraphs:
         side = torch.cuda.Stream(dev)
         side.wait_stream(torch.cuda.current_stream(dev))
         with torch.cuda.stream(side):  # warm-up off the capture (lazy inits, allocator)
-            for _ in range(2):
-                self._forward(inputs)
+            # An op that waits on the GPU cannot be captured: make it raise here, by name.
+            debug = torch.cuda.get_sync_debug_mode()
+            torch.cuda.set_sync_debug_mode("error")
+            try:
+                for _ in range(2):
+                    self._forward(inputs)
+            finally:
+                torch.cuda.set_sync_debug_mode(debug)
         torch.cuda.current_stream(dev).wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph, pool=self.mempool):
