@@ -605,7 +605,12 @@ def pool_shape(
     slots = min(n_rows, max(max_rows or n_rows, largest))
     if kv_slots is None:
         return all_prefixes, slots, width
-    slots = min(slots, (kv_slots - longest) // width)
+    # Rows and prefixes in proportion to the groups' own: as many whole groups (their mean
+    # prefix and rows) as fit, so rows are not left waiting for prefix space.
+    mean_rows = n_rows / len(live)
+    per_group = all_prefixes / len(live) + mean_rows * width
+    balanced = int(kv_slots // per_group * mean_rows)
+    slots = min(slots, max(largest, balanced), (kv_slots - longest) // width)
     if slots < largest:
         raise ValueError(
             f"{kv_slots} key/value slots cannot hold a group of {largest} rows "
@@ -695,7 +700,10 @@ def generate_cascade(
         )
         if cuda_graphs and run.device.type == "cuda" and model.dtype in _FLASH_DTYPES:
             run.graphs = _DecodeGraphs(run)
-        per_live = run.run(continuous=continuous)
+        try:
+            per_live = run.run(continuous=continuous)
+        finally:
+            run.graphs = None  # the graphs refer to the run: free the pool with the run
     if stats is not None:
         stats.update(run.stats)
     it = iter(per_live)
@@ -1001,6 +1009,8 @@ class _DecodeGraphs:
     def _capture(self, rows: int) -> tuple[Any, dict[str, Any], torch.Tensor]:
         inputs = self._inputs(rows)
         dev = self.run.device
+        # The graph's memory pool is its own: hand the prefills' cached blocks back first.
+        torch.cuda.empty_cache()
         side = torch.cuda.Stream(dev)
         side.wait_stream(torch.cuda.current_stream(dev))
         with torch.cuda.stream(side):  # warm-up off the capture (lazy inits, allocator)
