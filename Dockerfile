@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # Pollux Studio images. Targets:
 #   web    the Django app: gunicorn, and (with another command) the Celery worker and beat
-#   judge  the same app plus the judge extra (torch with CUDA wheels) for the GPU judge worker
+#   judge  the same app plus the judge-gpu extra (torch with CUDA wheels, the versions the GPU
+#          tests passed with) for the GPU judge worker
 # docker-compose.yml builds both; by hand: docker build --target web -t pollux-studio .
 
 # --- source: the tree, with compiled translations --------------------------------------------
@@ -30,7 +31,7 @@ WORKDIR /app
 # editing the code does not reinstall them.
 COPY pyproject.toml docker/requirements.py /tmp/build/
 RUN python /tmp/build/requirements.py /tmp/build/pyproject.toml > /tmp/build/requirements.txt \
-    && python /tmp/build/requirements.py /tmp/build/pyproject.toml --extra judge \
+    && python /tmp/build/requirements.py /tmp/build/pyproject.toml --extra judge-gpu \
         > /tmp/build/requirements-judge.txt \
     && pip install -r /tmp/build/requirements.txt
 
