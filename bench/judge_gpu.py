@@ -5,18 +5,25 @@ shared prefix (chat head + instruction + reference + answer, ~350-2,700 tokens) 
 criterion-specific suffix (criterion name + rubric, ~150-300 tokens), so prompts are ~500-3,000
 tokens. Every triple generates exactly ``new_tokens`` tokens (random weights: EOS is ignored).
 
-Two paths, measured in the same run on the same prompts:
+Measured in the same run (:func:`main`):
 
-* baseline: plain ``model.generate`` per criterion prompt, rows sorted by length and batched
-  under a token budget, no prefix sharing (every criterion re-prefills the answer).
-* shared: the answer prefix is prefilled once per answer, its KV copied into every criterion row
-  of a preallocated cache, then only the criterion suffixes are prefilled (one batched forward)
-  and a greedy decode loop runs over all rows. The cache is preallocated so that decoding does
-  not ``torch.cat`` the whole KV cache at every step (what ``DynamicCache`` does).
+* the fixed workload through the "transformers" backend's engine
+  (``judge_worker/backends/cascade.py``: each prefix stored and read once, continuous
+  batching, CUDA graphs for decode steps), and with eager decode steps (``JUDGE_BENCH_EAGER=1``);
+* a variable-length workload: twice the answers, each triple's output ending with EOS after a
+  length drawn in 40-400 tokens, at most 768 rows at once: continuous batching against static
+  batching (waves; finished rows stay in the batch);
+* the baseline (7B): plain ``model.generate`` per criterion prompt, rows sorted by length and
+  batched under a token budget, no prefix sharing, cuDNN attention off (the faster choice).
+
+``--model 32b`` runs the Qwen2.5-32B shape (no baseline: static batching is its comparison).
+``JUDGE_BENCH_COPY_PREFIX=1`` adds the earlier copy-prefix path (``prefix_decode.py``).
 
 Run: ``python bench/judge_gpu.py --scale small`` (CPU smoke, seconds) or ``--scale full`` (GPU).
 The last line printed (and returned by :func:`main`) is
-``judge-gpu: VALUE tokens/s (baseline VALUE tokens/s, ratio R)``.
+``judge-gpu: VALUE tokens/s (baseline VALUE tokens/s, ratio R)`` (7B) or
+``judge-gpu-32b: VALUE tokens/s variable lengths (baseline static batching VALUE tokens/s, ...)``.
+Two GPUs through Celery: ``bench/judge_gpu_celery.py``.
 
 ``--generation`` measures answer generation instead (2,100 POLLUX-like instructions through
 ``HFBackend.generate``, see :func:`run_generation`); its last line is
