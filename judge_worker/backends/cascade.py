@@ -33,6 +33,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -333,6 +334,18 @@ class KVPool:
             del ranges[i]
 
 
+@dataclass(frozen=True)
+class RowsLayout:
+    """Rows in group order: each row's slot and suffix length; per group (a run of
+    ``segments[j]`` consecutive rows) its prefix's arena start and length."""
+
+    slots: list[int]
+    suffix_lens: list[int]
+    segments: list[int]
+    prefix_starts: list[int]
+    prefix_lens: list[int]
+
+
 class CascadeState:
     """The pool and the current forward's layout, shared by all layers of one forward.
 
@@ -372,59 +385,45 @@ class CascadeState:
             ),
         }
 
-    def set_suffix_call(
-        self,
-        slots: Sequence[int],
-        suffix_lens: Sequence[int],
-        segments: Sequence[int],
-        prefix_starts: Sequence[int],
-        prefix_lens: Sequence[int],
-    ) -> None:
-        """Next forward: row suffixes packed, in group order.
-
-        ``segments[j]`` rows in a row share group ``j``, whose prefix is at
-        ``prefix_starts[j]`` with ``prefix_lens[j]`` tokens.
-        """
+    def set_suffix_call(self, rows: RowsLayout) -> None:
+        """Next forward: these rows' suffixes packed (part A per group, part B per row)."""
         width = self.pool.row_width
         seg_q, i = [], 0
-        for n in segments:
-            seg_q.append(sum(suffix_lens[i : i + n]))
+        for n in rows.segments:
+            seg_q.append(sum(rows.suffix_lens[i : i + n]))
             i += n
         self.mode = "suffix"
         self.meta = {
-            "cu_rows": self._i32(self._cu(suffix_lens)),
-            "max_row": max(suffix_lens),
+            "cu_rows": self._i32(self._cu(rows.suffix_lens)),
+            "max_row": max(rows.suffix_lens),
             "cu_seg": self._i32(self._cu(seg_q)),
             "max_seg": max(seg_q),
-            "k_seg": self._i32([*prefix_starts, 0]),
-            "used_seg": self._i32(prefix_lens),
-            "max_k": max(prefix_lens),
+            "k_seg": self._i32([*rows.prefix_starts, 0]),
+            "used_seg": self._i32(rows.prefix_lens),
+            "max_k": max(rows.prefix_lens),
             "write": self._long(
-                [s * width + i for s, n in zip(slots, suffix_lens, strict=True) for i in range(n)]
+                [
+                    s * width + i
+                    for s, n in zip(rows.slots, rows.suffix_lens, strict=True)
+                    for i in range(n)
+                ]
             ),
         }
 
-    def set_decode_layout(
-        self,
-        slots: Sequence[int],
-        suffix_lens: Sequence[int],
-        segments: Sequence[int],
-        prefix_starts: Sequence[int],
-        prefix_lens: Sequence[int],
-    ) -> None:
-        """The active rows (group order) for the next decode forwards, until they change."""
+    def set_decode_layout(self, rows: RowsLayout) -> None:
+        """The active rows for the next decode forwards, until they change."""
         width = self.pool.row_width
         self.mode = "decode"
         self.meta = {
-            "cu_q_groups": self._i32(self._cu(segments)),
-            "max_q_groups": max(segments),
-            "k_groups": self._i32([*prefix_starts, 0]),
-            "used_groups": self._i32(prefix_lens),
-            "max_prefix": max(prefix_lens),
-            "cu_q_rows": torch.arange(len(slots) + 1, dtype=torch.int32, device=self.device),
-            "k_rows": self._i32([*(s * width for s in slots), 0]),
-            "row_base": self._long([s * width for s in slots]),
-            "suffix_lens": self._long(suffix_lens),
+            "cu_q_groups": self._i32(self._cu(rows.segments)),
+            "max_q_groups": max(rows.segments),
+            "k_groups": self._i32([*rows.prefix_starts, 0]),
+            "used_groups": self._i32(rows.prefix_lens),
+            "max_prefix": max(rows.prefix_lens),
+            "cu_q_rows": torch.arange(len(rows.slots) + 1, dtype=torch.int32, device=self.device),
+            "k_rows": self._i32([*(s * width for s in rows.slots), 0]),
+            "row_base": self._long([s * width for s in rows.slots]),
+            "suffix_lens": self._long(rows.suffix_lens),
             "max_k": width,
         }
 
@@ -826,14 +825,7 @@ class _ContinuousRun:
                 ids.extend(suffix)
                 pos.extend(range(self.prefix_len[g], self.prefix_len[g] + len(suffix)))
                 last.append(len(ids) - 1)
-            segs = _runs([self.row_group[r] for r in part])
-            self.state.set_suffix_call(
-                [self.slot[r] for r in part],
-                [self.suffix_len[r] for r in part],
-                [n for _g, n in segs],
-                [self.prefix_start[g] for g, _n in segs],
-                [self.prefix_len[g] for g, _n in segs],
-            )
+            self.state.set_suffix_call(self._rows_layout(part))
             out = self.model(
                 input_ids=torch.tensor([ids], device=self.device),
                 position_ids=torch.tensor([pos], device=self.device),
@@ -893,16 +885,19 @@ class _ContinuousRun:
         out = self.model(input_ids=ids, position_ids=pos, use_cache=False, cascade=self.state)
         return out.logits[:, -1, :].float()
 
+    def _rows_layout(self, rows: list[int]) -> RowsLayout:
+        segs = _runs([self.row_group[r] for r in rows])
+        return RowsLayout(
+            slots=[self.slot[r] for r in rows],
+            suffix_lens=[self.suffix_len[r] for r in rows],
+            segments=[n for _g, n in segs],
+            prefix_starts=[self.prefix_start[g] for g, _n in segs],
+            prefix_lens=[self.prefix_len[g] for g, _n in segs],
+        )
+
     def _layout(self) -> tuple[torch.Tensor, torch.Tensor]:
         rows = self.active
-        segs = _runs([self.row_group[r] for r in rows])
-        self.state.set_decode_layout(
-            [self.slot[r] for r in rows],
-            [self.suffix_len[r] for r in rows],
-            [n for _g, n in segs],
-            [self.prefix_start[g] for g, _n in segs],
-            [self.prefix_len[g] for g, _n in segs],
-        )
+        self.state.set_decode_layout(self._rows_layout(rows))
         rows_t = torch.tensor(rows, dtype=torch.long, device=self.device)
         return rows_t, self.first_pos[rows_t]
 
