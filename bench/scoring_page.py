@@ -418,14 +418,59 @@ def main(scale: str) -> str:
     return line("scoring-page", scoring_rps, "req/s", trivial_rps, scoring_rps / trivial_rps)
 
 
+def compare_scales(scales: list[str], repeats: int = 2) -> str:
+    """Per-request cost at two scales in one run (issue #17: 10x within 20 % of 1x).
+
+    Each scale's measurement runs in a child process of its own (Django reads one database per
+    process), the scales alternating ``repeats`` times so that the machine's load falls on
+    both alike; the medians of the children's medians are compared.
+    """
+    import json
+    import subprocess
+
+    results: dict[str, dict[str, list[float]]] = {sc: {} for sc in scales}
+    for _ in range(repeats):
+        for sc in scales:
+            out = subprocess.run(
+                [sys.executable, "-m", "bench.scoring_page", "--per-request", "--json",
+                 "--scale", sc],
+                cwd=ROOT, env={k: v for k, v in os.environ.items() if k != "BENCH_DATABASE_URL"},
+                check=True, capture_output=True, text=True,
+            ).stdout  # fmt: skip
+            for kind, value in json.loads(out.strip().splitlines()[-1]).items():
+                results[sc].setdefault(kind, []).append(value)
+    base, big = scales
+    lines = []
+    worst = 0.0
+    for kind in results[base]:
+        a, b = statistics.median(results[base][kind]), statistics.median(results[big][kind])
+        worst = max(worst, b / a)
+        lines.append(f"{kind}: {base} {a:.1f} ms, {big} {b:.1f} ms, ratio {b / a:.2f}")
+    print("\n".join(lines), flush=True)
+    return f"scoring-page per request: {big} / {base} worst ratio {worst:.2f} (goal <= 1.20)"
+
+
 if __name__ == "__main__":
     import argparse
+    import json
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--per-request", action="store_true", required=True)
-    parser.add_argument("--scale", choices=["small", "full"], default="full")
+    parser.add_argument("--scale", choices=["small", "full", "10x"], default="full")
+    parser.add_argument("--json", action="store_true", help="last line: medians as JSON (ms)")
+    parser.add_argument("--compare", metavar="SCALE,SCALE", help="e.g. full,10x: same run")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.bench")
-    for result in per_request(args.scale):
+    if args.compare:
+        print(compare_scales(args.compare.split(",")), flush=True)
+        sys.exit(0)
+    measured_lines = per_request(args.scale)
+    for result in measured_lines:
         print(result, flush=True)
+    if args.json:
+        medians = {
+            text.split(":")[0]: float(text.split("wall median ")[1].split(" ms")[0])
+            for text in measured_lines
+        }
+        print(json.dumps(medians), flush=True)
