@@ -80,6 +80,20 @@ def test_hf_backend_pipeline(backend: HFBackend) -> None:
     assert CRITERIA[0] not in shared_text
 
 
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """Token-for-token comparisons of two float32 paths: one CPU thread, so that no reduction
+    is split differently between calls (rows leaving the batch change its shape, and a busy
+    machine may change how a multi-threaded GEMM divides its sums)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.usefixtures("one_thread")
 def test_prefix_sharing_matches_plain_generate(backend: HFBackend) -> None:
     items = make_items()
     # SmolLM2 is a Llama: the shared path is the cascade (prefix stored and read once).
@@ -89,6 +103,20 @@ def test_prefix_sharing_matches_plain_generate(backend: HFBackend) -> None:
     # float32 on CPU: the cascade computes the same function, token for token.
     assert shared == plain
     assert all(len(ids) > 0 for ids in shared)
+
+
+@pytest.mark.usefixtures("one_thread")
+def test_the_copy_prefix_fallback_batches_whole_answers(
+    backend: HFBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A model family the cascade does not take: whole answers, batch_size rows a call, each
+    # call with the score constraint of its own rows.
+    monkeypatch.setattr("judge_worker.backends.hf.supports_cascade", lambda model: False)
+    monkeypatch.setattr(backend, "batch_size", 2)
+    items = make_items()
+    assert backend.generate_ids(items, share_prefix=True) == backend.generate_ids(
+        items, share_prefix=False
+    )
 
 
 def test_score_constraint_forces_a_scale_value(backend: HFBackend) -> None:
