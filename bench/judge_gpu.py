@@ -51,6 +51,7 @@ from transformers import AutoModelForCausalLM, LogitsProcessor, LogitsProcessorL
 # Runnable as a script from the repo root: make the repo importable for judge_worker.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from judge_worker.backends.cascade import (
+    KVPool,
     generate_cascade,
     kv_slots_for,
     varlen_attention,
@@ -192,14 +193,7 @@ def fit_budget(model: Any, sc: Scale) -> Scale:
     """Size the shared path's KV cache (rows x length slots) from the free GPU memory."""
     if sc.shared_budget or sc.device != "cuda":
         return sc
-    cfg = model.config
-    slot = (
-        cfg.num_hidden_layers
-        * 2
-        * cfg.num_key_value_heads
-        * (cfg.hidden_size // cfg.num_attention_heads)
-    )
-    slot *= 2  # bf16
+    slot = KVPool.slot_bytes(model)
     free, _total = torch.cuda.mem_get_info()
     # Keep ~14 GiB for prefill activations (suffix chunk of 128 rows x 300 tokens) and logits.
     budget = int((free - 14 * 2**30) / slot)
@@ -338,12 +332,12 @@ def run_shared(model: Any, answers: list[Answer], scale: Scale) -> dict[str, Any
     )
 
 
-def draw_lengths(answers: list[Answer], seed: int = 3, bounds: tuple[int, int] = VARIABLE_LENGTHS,
-                 cap: int | None = None) -> list[int]:  # fmt: skip
+def draw_lengths(
+    answers: list[Answer], seed: int = 3, bounds: tuple[int, int] = VARIABLE_LENGTHS
+) -> list[int]:
     """One output length per triple (answer order, then criterion order)."""
     rng = random.Random(seed)
-    lo, hi = bounds
-    return [min(rng.randint(lo, hi), cap or hi) for a in answers for _s in a.suffixes]
+    return [rng.randint(*bounds) for a in answers for _s in a.suffixes]
 
 
 class EosAt:

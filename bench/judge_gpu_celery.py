@@ -70,12 +70,6 @@ def _store() -> redis.Redis:
     return redis.Redis.from_url(BROKER, decode_responses=True)
 
 
-def _scale(name: str) -> Any:
-    from bench.judge_gpu import fit_budget, scale_for
-
-    return scale_for(name), fit_budget
-
-
 def _batch_answers(sc: Any, batch: int, per_batch: int) -> list[Any]:
     from bench.judge_gpu import Scale, make_workload
 
@@ -85,10 +79,16 @@ def _batch_answers(sc: Any, batch: int, per_batch: int) -> list[Any]:
 @signals.worker_init.connect
 def _load_model(sender: Any = None, **_kwargs: Any) -> None:
     """Each worker builds its model once, warms it up, then says it is ready."""
-    from bench.judge_gpu import Scale, build_model, make_workload, run_cascade
+    from bench.judge_gpu import (
+        Scale,
+        build_model,
+        fit_budget,
+        make_workload,
+        run_cascade,
+        scale_for,
+    )
 
-    name = os.environ.get("JUDGE_BENCH_SCALE", "small")
-    sc, fit_budget = _scale(name)
+    sc = scale_for(os.environ.get("JUDGE_BENCH_SCALE", "small"))
     model = build_model(sc)
     sc = fit_budget(model, sc)
     warm_sc = Scale(**{**asdict(sc), "new_tokens": 4})

@@ -46,7 +46,9 @@ from judge_worker.backends.prefix_decode import (
     PrefixGroup,
     RowStepProcessor,
     cut_at_eos,
+    kv_shape,
     phase_timer,
+    text_config,
 )
 
 CASCADE_ATTENTION = "pollux_cascade"
@@ -72,9 +74,7 @@ def supports_cascade(model: Any) -> bool:
     device = getattr(model, "device", None)
     if isinstance(device, torch.device) and device.type == "cuda" and _flash_problem(device):
         return False
-    cfg = (
-        model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    )
+    cfg = text_config(model)
     if getattr(cfg, "model_type", None) not in CASCADE_MODEL_TYPES:
         return False
     if getattr(cfg, "use_sliding_window", False):  # Qwen2/3 opt-in sliding window
@@ -267,13 +267,7 @@ class KVPool:
     """
 
     def __init__(self, model: Any, arena_tokens: int, slots: int, row_width: int) -> None:
-        cfg = (
-            model.config.get_text_config()
-            if hasattr(model.config, "get_text_config")
-            else model.config
-        )
-        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-        n_layers, kv_heads = cfg.num_hidden_layers, cfg.num_key_value_heads
+        n_layers, kv_heads, head_dim = kv_shape(model)
         dev, dtype = model.device, model.dtype
         shape_p = (arena_tokens, kv_heads, head_dim)
         # One more slot than rows: the scratch slot padding rows of a CUDA graph write to.
@@ -291,14 +285,8 @@ class KVPool:
     @staticmethod
     def slot_bytes(model: Any) -> int:
         """Bytes of one key/value token slot over all layers (keys and values)."""
-        cfg = (
-            model.config.get_text_config()
-            if hasattr(model.config, "get_text_config")
-            else model.config
-        )
-        head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-        width = torch.finfo(model.dtype).bits // 8
-        return 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * width
+        n_layers, kv_heads, head_dim = kv_shape(model)
+        return 2 * n_layers * kv_heads * head_dim * (torch.finfo(model.dtype).bits // 8)
 
     @property
     def free_slots(self) -> int:
@@ -575,13 +563,6 @@ def _chunks(lengths: Sequence[int], budget: int) -> list[tuple[int, int]]:
     return out
 
 
-def cascade_slots(groups: Sequence[PrefixGroup], max_new_tokens: int) -> int:
-    """Key/value token slots :func:`generate_cascade` allocates to hold all rows at once."""
-    rows = sum(len(g.suffixes) for g in groups)
-    smax = max(len(s) for g in groups for s in g.suffixes)
-    return sum(len(g.prefix) for g in groups) + rows * (smax + max_new_tokens)
-
-
 def pool_shape(
     groups: Sequence[PrefixGroup],
     max_new_tokens: int,
@@ -591,9 +572,10 @@ def pool_shape(
 ) -> tuple[int, int, int]:
     """(arena tokens, row slots, row width) of the pool :func:`generate_cascade` allocates.
 
-    Rows decoded at once: ``max_rows`` (default all), never fewer than the largest group's rows
-    (a group is admitted whole). With ``kv_slots`` the pool fits that many token slots: the
-    rows' slots first, the rest for prefixes (at least the longest prefix, at most all of them).
+    Rows decoded at once: ``max_rows`` (default all, or what holds every row and prefix at
+    once), never fewer than the largest group's rows (a group is admitted whole). With
+    ``kv_slots`` the pool fits that many token slots, split between row slots and prefix space
+    as the groups' mean rows and prefix are (at least the longest prefix, at most all of them).
     """
     live = [g for g in groups if g.suffixes]
     n_rows = sum(len(g.suffixes) for g in live)
@@ -631,9 +613,7 @@ def kv_slots_for(
     device = getattr(model, "device", None)
     if not isinstance(device, torch.device) or device.type != "cuda":
         return None
-    cfg = (
-        model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    )
+    cfg = text_config(model)
     width = torch.finfo(model.dtype).bits // 8
     prefill = prefill_chunk_tokens * (3 * cfg.intermediate_size + 8 * cfg.hidden_size) * width
     logits = max_rows * cfg.vocab_size * (width + 4 + 4)

@@ -95,10 +95,15 @@ def _prealloc_cache(
     return cache
 
 
-def _kv_shape(model: Any) -> tuple[int, int, int]:
-    cfg = (
-        model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    )
+def text_config(model: Any) -> Any:
+    """The language model's config (a multimodal model keeps it apart)."""
+    cfg = model.config
+    return cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+
+
+def kv_shape(model: Any) -> tuple[int, int, int]:
+    """(layers, key/value heads, head dim) of the model's attention cache."""
+    cfg = text_config(model)
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     return cfg.num_hidden_layers, cfg.num_key_value_heads, head_dim
 
@@ -142,7 +147,7 @@ def _generate_shared(
     """
     device = model.device
     dtype = model.dtype
-    n_layers, kv_heads, head_dim = _kv_shape(model)
+    n_layers, kv_heads, head_dim = kv_shape(model)
     rows = [(g, s) for g, grp in enumerate(groups) for s in range(len(grp.suffixes))]
     if not rows:
         return [[] for _ in groups]

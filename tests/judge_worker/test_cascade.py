@@ -20,7 +20,6 @@ from transformers import (
 from judge_worker.backends.cascade import (
     CASCADE_ATTENTION,
     KVPool,
-    cascade_slots,
     generate_cascade,
     merge_attention,
     pool_shape,
@@ -301,10 +300,11 @@ def test_supports_cascade_by_model_family() -> None:
     assert not supports_cascade(mistral_sliding)
 
 
-def test_cascade_slots_counts_each_prefix_once() -> None:
+def test_the_pool_holds_each_prefix_once() -> None:
     groups = [PrefixGroup([1] * 100, [[1] * 5, [1] * 7]), PrefixGroup([1] * 50, [[1] * 3])]
     # 150 prefix tokens once, then 3 rows x (longest suffix 7 + 10 new tokens).
-    assert cascade_slots(groups, 10) == 150 + 3 * 17
+    arena, slots, width = pool_shape(groups, 10)
+    assert arena + slots * width == 150 + 3 * 17
 
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (device tool)")
