@@ -35,6 +35,7 @@ from authoring.models import (
 )
 from jobs.models import JobKind
 from jobs.services import enqueue
+from lib.integers import ascii_int
 from lib.neardup import NearDupIndex
 from material.models import Instruction
 from panels.models import Expert, Membership, Panel
@@ -317,10 +318,9 @@ def _apply_fields(slot: Slot, values: Mapping[str, Any], submitting: bool) -> No
     style = values.get("style")
     style_obj = None
     if style not in (None, ""):
-        try:
-            style_obj = FunctionalStyle.objects.filter(pk=int(str(style))).first()
-        except ValueError:
-            style_obj = None
+        style_pk = ascii_int(str(style))
+        if style_pk is not None and style_pk < 2**31:
+            style_obj = FunctionalStyle.objects.filter(pk=style_pk).first()
         if style_obj is None:
             errors["style"] = _("unknown functional style")
     if errors:

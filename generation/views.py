@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from generation import services
 from generation.models import Backend, Generation, GenerationConfig, GenerationRun
+from lib.integers import ascii_int
 from panels.access import require
 from taxonomy.models import Task
 
@@ -84,16 +85,16 @@ def config_create(request: HttpRequest) -> HttpResponse:
         }
         seed = post.get("seed", "").strip()
         if seed:
-            try:
-                fields["seed"] = int(seed)
-            except ValueError:
-                raise services.GenerationError(_("a whole number from 0"), "seed") from None
+            number = ascii_int(seed)
+            if number is None:
+                raise services.GenerationError(_("a whole number from 0"), "seed")
+            fields["seed"] = number
         groups = []
         for raw in post.getlist("task_groups"):
-            try:
-                groups.append(int(raw))
-            except ValueError:
-                raise services.GenerationError(_("unknown task group"), "task_groups") from None
+            group = ascii_int(raw)
+            if group is None:
+                raise services.GenerationError(_("unknown task group"), "task_groups")
+            groups.append(group)
         services.config_save(
             name=post.get("name", ""),
             model_name=post.get("model_name", ""),
@@ -119,10 +120,10 @@ def run_create(request: HttpRequest) -> HttpResponse:
     require(request.user, "generation.manage_runs")
     ids = []
     for raw in request.POST.getlist("config"):
-        try:
-            ids.append(int(raw))
-        except ValueError:
+        config_id = ascii_int(raw)
+        if config_id is None:
             return _refused(request, services.GenerationError(_("unknown configuration"), "config"))
+        ids.append(config_id)
     configs = list(GenerationConfig.objects.filter(pk__in=ids))
     if not configs or len(configs) != len(set(ids)):
         return _refused(request, services.GenerationError(_("choose configurations"), "config"))

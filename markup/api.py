@@ -15,6 +15,7 @@ from rest_framework.decorators import api_view, permission_classes
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from lib.integers import StrictIntegerField
 from markup import contest
 from markup.models import MarkupRun, MarkupSample
 from panels.access import allowed
@@ -80,7 +81,7 @@ class RunOutput(serializers.Serializer[Any]):
 
 
 class OpenInput(serializers.Serializer[Any]):
-    sample = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    sample = StrictIntegerField(min_value=1, max_value=2**31 - 1)
     system = serializers.CharField(max_length=contest.MAX_SYSTEM_CHARS)
 
 
@@ -95,7 +96,7 @@ class NextOutput(serializers.Serializer[Any]):
 
 
 class MarkupInput(serializers.Serializer[Any]):
-    text_id = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    text_id = StrictIntegerField(min_value=1, max_value=2**31 - 1)
     selections = serializers.ListField(child=serializers.DictField())
     text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
 

@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from lib.integers import ascii_int
 from markup import selectors
 from markup.models import Markup, MarkupText
 from markup.work import divergence_threshold
@@ -41,10 +42,10 @@ def _markup_id(request: HttpRequest, name: str) -> int | None:
     raw = request.GET.get(name, "")
     if not raw:
         return None
-    try:
-        return int(raw)
-    except ValueError as error:
-        raise Http404 from error
+    number = ascii_int(raw)
+    if number is None:
+        raise Http404
+    return number
 
 
 @login_required

@@ -18,6 +18,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from lib.integers import ascii_int
 from markup import selectors, work
 from markup.models import Markup, MarkupStatus
 from panels.access import check_object, require
@@ -229,7 +230,5 @@ def assign_texts(request: HttpRequest) -> HttpResponse:
 
 
 def _int(raw: Any) -> int:
-    try:
-        return int(str(raw))
-    except ValueError:
-        return -1
+    number = ascii_int(str(raw))
+    return -1 if number is None else number

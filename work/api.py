@@ -13,6 +13,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from lib.integers import StrictIntegerField
 from lib.jsonparser import JSONParser
 from material.models import Instruction
 from panels.access import allowed
@@ -95,15 +96,16 @@ class AssignmentDetailOutput(serializers.Serializer[Any]):
     criteria = CriterionOutput(many=True)
 
 
-# Explicit ranges: a value the database column cannot hold is a 400 naming the field.
+# Explicit ranges: a value the database column cannot hold is a 400 naming the field; ASCII
+# digits only (StrictIntegerField), as the scoring form reads them.
 class ScoreInputSerializer(serializers.Serializer[Any]):
-    triple_id = serializers.IntegerField(min_value=1, max_value=BIGINT_MAX)
-    score = serializers.IntegerField(required=False, allow_null=True, min_value=-10, max_value=10)
+    triple_id = StrictIntegerField(min_value=1, max_value=BIGINT_MAX)
+    score = StrictIntegerField(required=False, allow_null=True, min_value=-10, max_value=10)
     is_na = serializers.BooleanField(required=False, default=False)
     rationale = serializers.CharField(
         required=False, allow_blank=True, max_length=RATIONALE_MAX_LENGTH
     )
-    time_spent_ms = serializers.IntegerField(
+    time_spent_ms = StrictIntegerField(
         required=False, default=0, min_value=0, max_value=TIME_SPENT_MAX_MS
     )
 
@@ -111,7 +113,7 @@ class ScoreInputSerializer(serializers.Serializer[Any]):
 class SubmitInput(serializers.Serializer[Any]):
     items = ScoreInputSerializer(many=True)
     submission_key = serializers.CharField(required=False, allow_blank=True, max_length=64)
-    time_spent_ms = serializers.IntegerField(
+    time_spent_ms = StrictIntegerField(
         required=False, default=0, min_value=0, max_value=TIME_SPENT_MAX_MS
     )
 
@@ -266,7 +268,9 @@ class AssignmentViewSet(
             return Response({"detail": "unknown triple"}, status=status.HTTP_404_NOT_FOUND)
         try:
             services.estimate_save_draft(
-                assignment=assignment, item=services.ScoreInput(**payload.validated_data)
+                assignment=assignment,
+                item=services.ScoreInput(**payload.validated_data),
+                onto_submitted=False,
             )
         except services.ScoringClosed as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)

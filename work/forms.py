@@ -1,9 +1,10 @@
 """Parsing the scoring form (one field set per criterion: score_<triple>, rationale_<triple>).
 
 Also the strict parsers of numbers typed into URLs and forms: only ASCII digits are numbers
-("²" and "٣" are digits to str.isdigit and int() but not ids), and every value is checked
-against the range of the column it is stored in or compared with, so a bad value is a client
-error naming the field, never a database "out of range" (500).
+("²" and "٣" are digits to str.isdigit and int() but not ids: lib.integers is the one reader,
+the APIs' too), and every value is checked against the range of the column it is stored in or
+compared with, so a bad value is a client error naming the field, never a database "out of
+range" (500).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from lib.integers import ascii_int
 from work.services import ScoreInput
 
 # PostgreSQL column ranges: bigint (ids, PositiveBigIntegerField) and smallint (scores).
@@ -24,11 +26,8 @@ TIME_SPENT_MAX_MS = 7 * 24 * 3600 * 1000
 
 def parse_id(raw: Any) -> int | None:
     """A database id from a URL or form value: ASCII digits within bigint range, else None."""
-    text = str(raw).strip() if raw is not None else ""
-    if not text or len(text) > 19 or not (text.isascii() and text.isdigit()):
-        return None
-    value = int(text)
-    return value if 0 < value <= BIGINT_MAX else None
+    value = ascii_int(str(raw)) if raw is not None else None
+    return value if value is not None and 0 < value <= BIGINT_MAX else None
 
 
 def parse_score(raw: Any) -> tuple[int | None, bool, bool]:
@@ -42,11 +41,8 @@ def parse_score(raw: Any) -> tuple[int | None, bool, bool]:
     text = str(raw).strip()
     if text.lower() == "na":
         return None, True, False
-    digits = text[1:] if text.startswith("-") else text
-    if not digits or len(digits) > 5 or not (digits.isascii() and digits.isdigit()):
-        return None, False, True
-    value = int(text)
-    if not SMALLINT_MIN <= value <= SMALLINT_MAX:
+    value = ascii_int(text, signed=True)
+    if value is None or not SMALLINT_MIN <= value <= SMALLINT_MAX:
         return None, False, True
     return value, False, False
 
@@ -56,10 +52,8 @@ def parse_duration(raw: Any) -> int | None:
     text = str(raw).strip() if raw is not None else ""
     if not text:
         return 0
-    if len(text) > 12 or not (text.isascii() and text.isdigit()):
-        return None
-    value = int(text)
-    return value if value <= TIME_SPENT_MAX_MS else None
+    value = ascii_int(text)
+    return value if value is not None and value <= TIME_SPENT_MAX_MS else None
 
 
 def items_from_post(

@@ -151,14 +151,26 @@ def assignment_open(*, assignment: Assignment) -> Assignment:
 
 
 @transaction.atomic
-def estimate_save_draft(*, assignment: Assignment, item: ScoreInput) -> Estimate:
-    """Store what the expert typed so far: nothing is lost on reload, crash or timeout."""
+def estimate_save_draft(
+    *, assignment: Assignment, item: ScoreInput, onto_submitted: bool = True
+) -> Estimate:
+    """Store what the expert typed so far: nothing is lost on reload, crash or timeout.
+
+    The page edits a submitted assignment in place, so its drafts of an edit are kept aside
+    (`drafts_backup`) until the next submission. A caller with no such edit (the API, whose
+    only change of a submitted assignment is a new submission) passes `onto_submitted=False`:
+    its draft onto a submitted assignment is refused (ScoringClosed), nothing stored.
+    """
     assignment = (
         Assignment.objects.select_for_update()
         .annotate(membership_paused=membership_paused())
         .get(pk=assignment.pk)
     )
     _ensure_open(assignment)
+    if not onto_submitted and assignment.status == AssignmentStatus.SUBMITTED:
+        raise ScoringClosed(
+            _("This assignment is submitted: a draft is not stored; submit it again to change it.")
+        )
     estimate = (
         assignment.estimates.select_for_update(of=("self",))
         .select_related("triple__rubric", "triple__criterion")
