@@ -15,6 +15,7 @@ from django.db.models import Count, Q
 from django.utils.translation import gettext as _
 
 from authoring.models import ReferenceCorpus, Slot, SlotState
+from authoring.rules import review_panel_ids
 from authoring.selectors import visible_panels
 from authoring.services import AuthoringError, corpus_upload
 from dataset.instructions import instruction_notes, instruction_schema
@@ -131,6 +132,8 @@ def instruction_rows(campaign: Any, user: Any) -> list[dict[str, Any]]:
             "pk", "checks__matches"
         )
     )
+    # Blind review (authoring.see_author): a reviewer of the panel gets its rows without authors.
+    blind = review_panel_ids(user)
     out = []
     for slot in slots:
         instruction = slot.instruction
@@ -150,7 +153,7 @@ def instruction_rows(campaign: Any, user: Any) -> list[dict[str, Any]]:
                 "domain": slot.style.name_en if slot.style else "",
                 "is_provocative": slot.ethics_flag,
                 "stylistic_devices": _devices_cell(slot.devices),
-                "author": slot.author.pseudonym,
+                "author": "" if slot.panel_id in blind else slot.author.pseudonym,
                 "panel": slot.panel.key,
                 "review_rounds": slot.round,
                 "returned": slot.n_returns,

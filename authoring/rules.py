@@ -7,6 +7,10 @@
 - An *editor* (`can_edit` in the slot's panel) proofreads the panel's reviewed instructions.
 - The panel's *supervisors* see every slot of their panels and give the originality verdict;
   admins do everything and edit the plan.
+- Review is blind: who wrote an instruction (and who reviewed it) is shown to the panel's
+  supervisors and to admins, except to anyone who holds the review role in that panel, paused or
+  not, whatever else he is there (`authoring.see_author`; the export blanks the column by the
+  same `review_panel_ids`). A supervisor who also reviews his panel reviews like any reviewer.
 """
 
 from __future__ import annotations
@@ -70,6 +74,23 @@ def supervises_slot(user: Any, slot: Any) -> bool:
     return slot is not None and supervises_panel(user, slot.panel)
 
 
+def review_panel_ids(user: Any) -> set[int]:
+    """The panels where the user holds the review role (a pause does not lift the blindness:
+    he reviews again once resumed). The one source of `authoring.see_author`."""
+    if not user.is_authenticated:
+        return set()
+    return set(
+        Membership.objects.filter(expert__user=user, can_review=True).values_list(
+            "panel_id", flat=True
+        )
+    )
+
+
+@rules.predicate
+def reviews_in_slot_panel(user: Any, slot: Any) -> bool:
+    return slot is not None and slot.panel_id in review_panel_ids(user)
+
+
 # Roles: the writing pages (experts with a writing role, supervisors, admins).
 rules.add_perm("authoring.view_writing", is_admin | is_supervisor | writes_anywhere)
 rules.add_perm("authoring.manage_plan", is_admin)
@@ -87,6 +108,8 @@ rules.add_perm("authoring.write_slot", is_slot_author)
 rules.add_perm("authoring.review_slot", reviews_slot & ~is_slot_author)
 rules.add_perm("authoring.edit_slot", (edits_slot & ~is_slot_author) | supervises_slot | is_admin)
 rules.add_perm("authoring.judge_originality", supervises_slot | is_admin)
+# Who wrote it (and who reviewed it): never to a reviewer of the slot's panel (blind review).
+rules.add_perm("authoring.see_author", (is_admin | supervises_slot) & ~reviews_in_slot_panel)
 
 
 @rules.predicate

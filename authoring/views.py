@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from authoring import baseline, exports, selectors, services
 from authoring.models import BaselineAnswer, Campaign, Slot, SlotState
+from lib.integers import ascii_int
 from panels.access import allowed, get_object_for, require
 from panels.models import Panel
 from protocol import authoring as rules
@@ -25,11 +26,8 @@ from taxonomy.models import Complexity, FunctionalStyle, Task
 
 
 def _int(value: Any) -> int | None:
-    try:
-        number = int(str(value))
-    except (TypeError, ValueError):
-        return None
-    return number if 0 < number < 2**31 else None
+    number = ascii_int(str(value)) if value is not None else None
+    return number if number is not None and 0 < number < 2**31 else None
 
 
 def _slot(request: HttpRequest, pk: int, perm: str) -> Slot:
@@ -156,10 +154,9 @@ def plan_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 raw = request.POST.get(f"quota-{panel.pk}-{group.pk}-{level}")
                 if raw is None:
                     continue
-                try:
-                    counts[level] = int(raw)
-                except ValueError:
-                    counts[level] = raw
+                # Not ASCII digits: passed on as typed, for the plan's check to name the cell.
+                number = ascii_int(raw)
+                counts[level] = raw if number is None else number
             if counts:
                 current = entries.get((panel.pk, group.pk), {})
                 merged = {lv: counts.get(lv, current.get(lv, 0)) for lv in rules.COMPLEXITIES}
@@ -237,7 +234,8 @@ def slot_page(request: HttpRequest, pk: int) -> HttpResponse:
     can_edit = allowed(user, "authoring.edit_slot", slot)
     can_judge = allowed(user, "authoring.judge_originality", slot)
     check = slot.checks.order_by("-pk").first() if (can_judge or can_edit) else None
-    # An author sees the reviewers' comments but not who wrote them; others see no author.
+    # An author sees the reviewers' comments but not who wrote them; the author and the
+    # reviewers are named only to those authoring.see_author allows (blind review).
     reviews = list(slot.reviews.select_related("reviewer").order_by("round", "created_at"))
     return render(
         request,
@@ -248,7 +246,7 @@ def slot_page(request: HttpRequest, pk: int) -> HttpResponse:
             "can_review": can_review and slot.state == SlotState.SUBMITTED,
             "can_edit": can_edit and slot.state == SlotState.EDITING,
             "can_judge": can_judge and slot.state == SlotState.ORIGINALITY,
-            "show_people": can_judge,
+            "show_people": allowed(user, "authoring.see_author", slot),
             "check": check,
             "reviews": reviews,
             "events": slot.events.select_related("by").order_by("at", "pk"),
