@@ -12,9 +12,15 @@ Choices where the regulations are silent (documented in docs/spans.md as well):
   positions); M5 alone is word-level, as the regulations say.
 - **Whole-text errors** (no span) are fragments with `start = end = None`: two of them coincide
   (J = 0, same start), and one never intersects a located fragment (J = 1).
-- **Ties**: several correspondences may reach the same minimal loss Q; the optimum is solved
-  exactly (Hungarian algorithm, scipy's `linear_sum_assignment`), and which of equal optima is
-  returned is the solver's. Tests compare Q with the regulations' exhaustive search.
+- **Ties**: several correspondences may reach the same minimal loss Q (one span marked with
+  two codes, each pair costing 1), and the metrics differ between them. Among the optimal ones
+  the correspondence with the most pairs of equal codes is taken, then with the most equal
+  comments (M4's comparison), then with the most equal corrections (M6's); what is still tied
+  is decided by the solver over the fragments in a canonical order (sorted by every field), so
+  the result depends on the fragments, never on their order, and M(Y, X) uses M(X, Y)'s
+  correspondence transposed. The optimum is solved exactly (Hungarian algorithm, scipy's
+  `linear_sum_assignment`); tests compare Q with the regulations' exhaustive search and the
+  tie-break with every matching of small cases.
 - **Empty markups**: when X and Y are both empty every metric is 100 % (nothing to find, nothing
   missed); when only one is empty, M2–M6 are 0 % except where a metric's own denominator is
   empty (below).
@@ -23,6 +29,10 @@ Choices where the regulations are silent (documented in docs/spans.md as well):
   final punctuation ignored) or, without comments, when the subtypes are equal, both absent
   included. A true paraphrase judgement needs a model; this exact rule undercounts paraphrases
   and is stated as such.
+- **M5** counts words (runs of letters, digits and «_»), as the regulations say; a span holds
+  every word it touches, even in part, and a whole-text fragment every word of the text. A pair
+  whose two spans hold no word at all (punctuation only, an empty span) falls back to the
+  Jaccard measure over characters (else it would be 0/0).
 - **M6**'s denominator is the fragments of X with a correction (its own wording: "fragments of X
   that have a correction and a matched fragment with the same correction"); when X has no
   correction M6 is 100 % if Y has none either and 0 % otherwise (every correction was missed).
@@ -38,13 +48,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import permutations
+from math import fsum
 from statistics import fmean
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-# The regulations' weights: M1 and M7 are not used (w1 = w7 = 0); M2..M6 equally.
+# Our choice of weights: the regulations fix only w1 = w7 = 0 (M1 and M7 are not used) and call
+# the set of weights a parameter of the method (Appendix 1); we weight M2..M6 equally.
 DEFAULT_WEIGHTS: Mapping[str, float] = {"M2": 1.0, "M3": 1.0, "M4": 1.0, "M5": 1.0, "M6": 1.0}
 METRICS = ("M2", "M3", "M4", "M5", "M6")
 
@@ -110,7 +122,17 @@ class Markup(Sequence[Fragment]):
     codes as arrays, built once and shared by every pair the markup is compared in. Every
     function here takes a plain list of fragments as well (prepared on the way in)."""
 
-    __slots__ = ("codes", "comment_keys", "corrections", "ends", "fragments", "starts")
+    __slots__ = (
+        "codes",
+        "comment_keys",
+        "corrections",
+        "ends",
+        "fragments",
+        "key",
+        "order",
+        "rank",
+        "starts",
+    )
 
     def __init__(self, fragments: Sequence[Fragment]) -> None:
         self.fragments = tuple(fragments)
@@ -118,19 +140,37 @@ class Markup(Sequence[Fragment]):
         # A whole-text fragment is (−1, −1): it then coincides with another such one (an empty
         # union at the same start: J = 0) and intersects no located fragment (J = 1), as
         # `loss` says.
-        self.starts = np.fromiter(
-            (-1 if f.start is None else f.start for f in self.fragments), np.int64, count=n
-        )
-        self.ends = np.fromiter(
-            (-1 if f.end is None else f.end for f in self.fragments), np.int64, count=n
-        )
-        self.codes = np.array([normalize_code(f.code) for f in self.fragments] or [""])[:n]
+        # A whole-text fragment is (−1, −1): it then coincides with another such one (an empty
+        # union at the same start: J = 0) and intersects no located fragment (J = 1), as
+        # `loss` says.
+        starts = [-1 if f.start is None else f.start for f in self.fragments]
+        ends = [-1 if f.end is None else f.end for f in self.fragments]
+        codes = [normalize_code(f.code) for f in self.fragments]
         # What M4 and M6 compare, normalised once per fragment: a pair then agrees when its two
         # keys are equal (M4: a written comment overrides the subtype).
-        self.comment_keys = np.array([_comment_key(f) for f in self.fragments] or [""])[:n]
-        self.corrections = np.array(
-            [_norm_correction(f.correction) if f.correction else "" for f in self.fragments] or [""]
-        )[:n]
+        comment_keys = [_comment_key(f) for f in self.fragments]
+        corrections = [_norm_correction(f.correction) for f in self.fragments]
+        self.starts = np.array(starts, np.int64)
+        self.ends = np.array(ends, np.int64)
+        self.codes = np.array(codes or [""])[:n]
+        self.comment_keys = np.array(comment_keys or [""])[:n]
+        self.corrections = np.array(corrections or [""])[:n]
+        # The canonical order of the fragments (by every field, the compared values first):
+        # the correspondence is solved over it, so that it depends on the fragments and never
+        # on the order they came in. `order[r]` is the fragment of rank r, `rank` its inverse;
+        # `key` (the sorted fields) orders two markups, to solve a pair in one orientation.
+        fields = [
+            (*compared, f.group, f.code, f.subtype, f.comment, f.correction, f.explanation, f.tag)
+            for compared, f in zip(
+                zip(starts, ends, codes, comment_keys, corrections, strict=True),
+                self.fragments,
+                strict=True,
+            )
+        ]
+        self.order = np.array(sorted(range(n), key=fields.__getitem__), np.int64)
+        self.rank = np.empty(n, np.int64)
+        self.rank[self.order] = np.arange(n)
+        self.key = tuple(sorted(fields))
 
     def __len__(self) -> int:
         return len(self.fragments)
@@ -182,20 +222,75 @@ def match(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> list[tuple[int, int
     L ∈ [0, 2) ∪ (2, 3), so dropping zero-cost pairs changes no optimum.)
     """
     ix, iy = _match_arrays(prepared(xs), prepared(ys))
-    return list(zip(ix.tolist(), iy.tolist(), strict=True))
+    return sorted(zip(ix.tolist(), iy.tolist(), strict=True))
 
 
 _NO_PAIRS = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
 def _match_arrays(x: Markup, y: Markup) -> tuple[np.ndarray, np.ndarray]:
-    """`match` as two index arrays (x's indices ascending), for the metrics."""
+    """`match` as two index arrays, in x's canonical order (so that sums over the pairs are
+    taken in one order too). A pair of markups is solved in one orientation, the smaller key
+    first: M(Y, X)'s correspondence is then exactly M(X, Y)'s transposed."""
     if not len(x) or not len(y):
         return _NO_PAIRS
-    gain = np.minimum(loss_matrix(x, y) - 2.0, 0.0)
+    if y.key < x.key:
+        iy, ix = _match_canonical(y, x)
+    else:
+        ix, iy = _match_canonical(x, y)
+    return in_canonical_order(x, ix, iy)
+
+
+def in_canonical_order(x: Markup, ix: np.ndarray, iy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (ix, iy) reordered by the canonical rank of x's fragments."""
+    by_rank = np.argsort(x.rank[ix], kind="stable")
+    return ix[by_rank], iy[by_rank]
+
+
+# Headroom of the tie-break's costs: integers of float64 are exact below 2**53, and a matching's
+# total must stay so for its comparison to be exact.
+_EXACT = 2.0**52
+# Two matchings whose Q differ by less are equally optimal (Q is a sum of at most a few
+# thousand Jaccard distances, each exact to about 1e-16).
+_Q_TOLERANCE = 1e-9
+
+
+def _match_canonical(x: Markup, y: Markup) -> tuple[np.ndarray, np.ndarray]:
+    """The optimal correspondence with its tie-break (see the module's note), solved over the
+    fragments in canonical order; returns indices into x and y as given.
+
+    Two solves: the plain optimum (Q exact), then the lexicographic one, where a pair costs
+    round(S · (L − 2)) · B³ − (code agreement · B² + comment agreement · B + correction
+    agreement), B = one more than the most pairs possible, so that no sum of agreements
+    outweighs a unit of the loss and more code agreements outweigh any comment agreements.
+    Rounding L to the grid 1/S (S as fine as exact float64 integers allow) could, in principle,
+    prefer a matching whose Q exceeds the optimum by less than a grid step: the lexicographic
+    matching is kept only if its Q is the plain optimum's, else the plain one stands (still the
+    same for any order of the fragments)."""
+    xo, yo = x.order, y.order
+    gain = np.minimum(loss_matrix(x, y)[np.ix_(xo, yo)] - 2.0, 0.0)
     rows, cols = linear_sum_assignment(gain)
     keep = gain[rows, cols] < 0
-    return rows[keep], cols[keep]
+    rows, cols = rows[keep], cols[keep]
+    most = min(len(xo), len(yo))
+    base = float(most + 1)
+    scale = np.floor((_EXACT / (most * base**3) - 1.0) / 2.0)
+    if scale >= 1.0:
+        agreement = (
+            (x.codes[xo][:, None] == y.codes[yo][None, :]) * base**2
+            + (x.comment_keys[xo][:, None] == y.comment_keys[yo][None, :]) * base
+            + (
+                (x.corrections[xo][:, None] == y.corrections[yo][None, :])
+                & (x.corrections[xo][:, None] != "")
+            )
+        )
+        cost = np.rint(gain * scale) * base**3 - np.where(gain < 0, agreement, 0)
+        rows2, cols2 = linear_sum_assignment(cost)
+        keep2 = gain[rows2, cols2] < 0
+        rows2, cols2 = rows2[keep2], cols2[keep2]
+        if fsum(gain[rows2, cols2]) <= fsum(gain[rows, cols]) + _Q_TOLERANCE:
+            rows, cols = rows2, cols2
+    return xo[rows], yo[cols]
 
 
 def match_exhaustive(xs: Sequence[Fragment], ys: Sequence[Fragment]) -> list[tuple[int, int]]:
@@ -415,7 +510,7 @@ def pair_accuracy(
     ix, iy = _match_arrays(x, y)
     words = text if isinstance(text, Words) else Words.of(text)
     parts = _metrics(x, y, words, ix, iy)
-    pairs = list(zip(ix.tolist(), iy.tolist(), strict=True))
+    pairs = sorted(zip(ix.tolist(), iy.tolist(), strict=True))
     return PairAccuracy(metrics=parts, value=weighted(parts, weights), pairs=pairs)
 
 
@@ -449,10 +544,12 @@ def text_accuracy(
     agreement = []
     for a in range(len(markups)):
         for b in range(a + 1, len(markups)):
-            # L is symmetric (each of its terms is), so the optimum of (E', E) is the transpose
-            # of the optimum of (E, E'): one assignment problem per unordered pair.
+            # L and the tie-break are symmetric, and a pair is solved in one orientation
+            # (`_match_arrays`): (E', E)'s correspondence is (E, E')'s transposed, one
+            # assignment problem per unordered pair.
             ia, ib = _match_arrays(markups[a], markups[b])
             agreement.append(weighted(_metrics(markups[a], markups[b], words, ia, ib), weights))
+            ib, ia = in_canonical_order(markups[b], ib, ia)
             agreement.append(weighted(_metrics(markups[b], markups[a], words, ib, ia), weights))
     optimistic = mean = None
     if agreement and min(agreement) > 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from itertools import permutations
 
 import numpy as np
 import pytest
@@ -188,3 +189,116 @@ def test_the_array_loss_matrix_is_the_scalar_formula(seed: int) -> None:
 def test_the_word_arrays_are_the_regex_words(text: str) -> None:
     words = Words.of(text)
     assert list(zip(words.starts.tolist(), words.ends.tolist(), strict=True)) == word_spans(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Ties: identical submissions score identically, whatever the order of their fragments.
+# --------------------------------------------------------------------------------------------
+
+
+def _value(xs: list[Fragment], ys: list[Fragment]) -> tuple[float, ...]:
+    got = pair_accuracy(xs, ys, TEXT)
+    return (*(got.metrics[name] for name in ("M2", "M3", "M4", "M5", "M6")), got.value)
+
+
+def test_one_span_marked_with_two_codes_scores_the_same_in_either_order() -> None:
+    # Y marks «силой» twice (Г.упр with the correction, Р.знач without); X once, with a third
+    # code and the same correction. Both pairs cost L = 1 (same span, other code): a tie of Q.
+    xs = [F(19, 24, "Г.согл", correction="силе")]
+    with_correction, without = F(19, 24, "Г.упр", correction="силе"), F(19, 24, "Р.знач")
+    # By hand, pairing x with the fragment of the same correction (the tie-break's choice):
+    # M2 = F1(1/1, 1/2) = 2/3; M3 = 0 (other code); M4 = 1 (no subtype or comment on either);
+    # M5 = 1 (the same word); M6 = 1 (x's only correction is matched with the same one).
+    m2 = 100 * 2 / 3
+    expected = (m2, 0.0, 100.0, 100.0, 100.0, (m2 + 300) / 5)
+    for ys in ([with_correction, without], [without, with_correction]):
+        assert _value(xs, ys) == pytest.approx(expected)
+        assert pair_accuracy(xs, ys, TEXT).pairs == [(0, ys.index(with_correction))]
+    assert expected[-1] == pytest.approx(73.333, abs=1e-3)
+
+
+def test_ties_prefer_the_same_comment_then_the_same_correction() -> None:
+    # One span, candidates of the same code: the one with the same comment (M4) wins over the
+    # one with the same correction (M6), which wins over one with neither, in any order.
+    x = [F(19, 24, "Г.упр", comment="падеж", correction="силе")]
+    same_comment = F(19, 24, "Г.упр", comment="Падеж.")
+    same_correction = F(19, 24, "Г.упр", correction="силе")
+    neither = F(19, 24, "Г.упр")
+    for ys in permutations([same_comment, same_correction, neither]):
+        assert [ys[k] for _i, k in match(x, list(ys))] == [same_comment]
+    for ys in permutations([same_correction, neither]):
+        assert [ys[k] for _i, k in match(x, list(ys))] == [same_correction]
+
+
+# Few spans, codes, comments and corrections: random markups full of ties.
+_TIE_SPANS = [(0, 3), (0, 14), (4, 14), (15, 18), (19, 24), (19, 31), (27, 31), (35, 45)]
+
+
+def _tied_markup(rng: random.Random, n: int) -> list[Fragment]:
+    out = []
+    for _ in range(n):
+        start, end = rng.choice([*_TIE_SPANS, (None, None)])
+        out.append(
+            F(
+                start,
+                end,
+                rng.choice(["Г.упр", "Р.знач", "Г.согл"]),
+                subtype=rng.choice(["", "упр"]),
+                comment=rng.choice(["", "", "падеж", "Падеж."]),
+                correction=rng.choice(["", "силе", "ушёл"]),
+            )
+        )
+    return out
+
+
+def _shuffled(rng: random.Random, markup: list[Fragment]) -> list[Fragment]:
+    return rng.sample(markup, len(markup))
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_scores_do_not_depend_on_the_order_of_fragments(seed: int) -> None:
+    rng = random.Random(seed)
+    a, e1, e2 = (_tied_markup(rng, rng.randint(0, 6)) for _ in range(3))
+    expected = (_value(a, e1), _value(e1, a), text_accuracy(a, [e1, e2], TEXT))
+    for _ in range(4):
+        sa, s1, s2 = _shuffled(rng, a), _shuffled(rng, e1), _shuffled(rng, e2)
+        got = text_accuracy(sa, [s1, s2], TEXT)
+        assert (_value(sa, s1), _value(s1, sa), got) == expected
+        assert star([got], 0.3) == star([expected[2]], 0.3)
+    # The experts' agreement is the pairwise M both ways, as computed alone.
+    agreement = expected[2].expert_agreement
+    assert agreement == [pair_accuracy(e1, e2, TEXT).value, pair_accuracy(e2, e1, TEXT).value]
+
+
+def _agreements(x: Fragment, y: Fragment) -> tuple[int, int, int]:
+    """Code, comment (M4) and correction (M6) agreement of a pair, computed here again."""
+
+    def words(value: str) -> str:
+        return " ".join(value.casefold().split()).rstrip(".!?;:,… ")
+
+    if x.comment.strip() or y.comment.strip():
+        comment = bool(x.comment.strip() and y.comment.strip()) and words(x.comment) == words(
+            y.comment
+        )
+    else:
+        comment = normalize_code(x.subtype) == normalize_code(y.subtype)
+    correction = bool(x.correction) and x.correction.split() == y.correction.split()
+    return (normalize_code(x.code) == normalize_code(y.code), comment, correction)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_the_tie_break_is_the_best_agreement_among_all_optimal_matchings(seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    xs, ys = _tied_markup(rng, rng.randint(0, 4)), _tied_markup(rng, rng.randint(0, 4))
+    L = loss_matrix(xs, ys)
+
+    def rank(pairs: list[tuple[int, int]]) -> tuple[float, ...]:
+        tiers = [_agreements(xs[i], ys[k]) for i, k in pairs]
+        return (round(total_loss(L, pairs), 9), *(-sum(t[j] for t in tiers) for j in range(3)))
+
+    every = {
+        tuple(sorted((i, k) for i, k in enumerate(choice) if k >= 0))
+        for choice in permutations([*range(len(ys)), *[-1] * len(xs)], len(xs))
+    }
+    best = min(rank(list(pairs)) for pairs in every)
+    assert rank(match(xs, ys)) == best
