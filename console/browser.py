@@ -33,6 +33,7 @@ from dataset.models import (
     EXCLUDED_NO_CONSENSUS,
     EXCLUDED_NO_SCORE,
 )
+from material import identity
 from material.models import Answer, Instruction
 from taxonomy.models import Complexity, Task
 from work.forms import parse_id
@@ -67,6 +68,9 @@ class Filters:
     excluded: str = ""
     model: int | None = None
     before: int | None = None
+    # Whether the viewer may see models: then, and only then, the fields that can name one
+    # (material.identity) are shown and searched.
+    models_visible: bool = False
 
     def triple_level(self) -> bool:
         """Whether a filter asks about triples (then an answer must have a matching triple)."""
@@ -123,6 +127,7 @@ def parse_filters(params: Any, *, models_visible: bool) -> Filters:
         conf_max=_confidence(params, "conf_max"),
         excluded=_choice(params, "excluded", EXCLUSION_REASONS),
         model=_int(params, "model") if models_visible else None,
+        models_visible=models_visible,
         before=_int(params, "before"),
     )
 
@@ -153,12 +158,12 @@ def _text_ids(model: type[Answer] | type[Instruction], q: str) -> Any:
     )
 
 
-def matching_answer_ids(q: str) -> QuerySet[Answer, Any]:
-    """Ids of the answers a search finds: by id (a bare number), external id (the answer's or
-    the instruction's), or the answer's or the instruction's text (`_text_ids`, each through
-    its own index)."""
+def matching_answer_ids(q: str, *, models_visible: bool) -> QuerySet[Answer, Any]:
+    """Ids of the answers a search finds: by id (a bare number), external id (the answer's, for
+    a viewer who may see models only — material.identity — or the instruction's), or the
+    answer's or the instruction's text (`_text_ids`, each through its own index)."""
     # Each condition on its own table (no join of the instructions): one index or hash each.
-    cond = Q(external_id=q) | Q(
+    cond = identity.answers_by_external_id(q, models_visible=models_visible) | Q(
         instruction_id__in=Instruction.objects.filter(external_id=q).values("pk")
     )
     pk = parse_id(q)
@@ -242,7 +247,7 @@ def browse_triples(
         qs = qs.exclude(answer_id__in=blind_answer_ids(viewer))
     qs = qs.filter(_triple_conditions(f) & _answer_conditions(f, "answer__"))
     if f.q:
-        found = Q(answer_id__in=matching_answer_ids(f.q))
+        found = Q(answer_id__in=matching_answer_ids(f.q, models_visible=f.models_visible))
         if (pk := parse_id(f.q)) is not None:
             found |= Q(pk=pk)  # a number may be the triple's own id too
         qs = qs.filter(found)
@@ -283,6 +288,10 @@ def browse_triples(
         )
 
     rows, next_before = _keyset(qs, detail, f, size)
+    for row in rows:
+        row.shown_external_id = identity.answer_external_id(
+            row.answer.external_id, models_visible=f.models_visible
+        )
     return Page(rows=rows, next_before=next_before, filters=f)
 
 
@@ -316,6 +325,10 @@ def browse_answers(
         )
 
     rows, next_before = _keyset(qs, detail, f, size)
+    for row in rows:
+        row.shown_external_id = identity.answer_external_id(
+            row.external_id, models_visible=f.models_visible
+        )
     _attach_review_panels(rows, panel_ids=panel_ids)
     return Page(rows=rows, next_before=next_before, filters=f)
 
@@ -395,7 +408,7 @@ def _answers(f: Filters, *, panel_ids: list[int] | None, viewer: Any) -> QuerySe
         qs = qs.exclude(pk__in=blind_answer_ids(viewer))
     qs = qs.filter(_answer_conditions(f, ""))
     if f.q:
-        qs = qs.filter(pk__in=matching_answer_ids(f.q))
+        qs = qs.filter(pk__in=matching_answer_ids(f.q, models_visible=f.models_visible))
     return qs
 
 
@@ -421,27 +434,33 @@ def panel_answers(panel_id: int) -> QuerySet[Answer]:
     )
 
 
-def pick_answers(panel_id: int, q: str, limit: int = PICK_LIMIT) -> list[Option]:
+def pick_answers(
+    panel_id: int, q: str, *, models_visible: bool, limit: int = PICK_LIMIT
+) -> list[Option]:
     q = q.strip()[:200]
     if not q:
         return []
     rows = (
         panel_answers(panel_id)
-        .filter(pk__in=matching_answer_ids(q))
+        .filter(pk__in=matching_answer_ids(q, models_visible=models_visible))
         .annotate(excerpt=Substr("text", 1, EXCERPT))
         .only("id", "external_id")
         .order_by("-pk")[:limit]
     )
-    return [
-        Option(str(a.pk), f"#{a.pk} · {a.external_id or '—'} · {_short(a.excerpt)}") for a in rows
-    ]
+    out = []
+    for a in rows:
+        ext = identity.answer_external_id(a.external_id, models_visible=models_visible)
+        out.append(Option(str(a.pk), f"#{a.pk} · {ext or '—'} · {_short(a.excerpt)}"))
+    return out
 
 
-def pick_triples(panel_id: int, q: str, limit: int = PICK_LIMIT) -> list[Option]:
+def pick_triples(
+    panel_id: int, q: str, *, models_visible: bool, limit: int = PICK_LIMIT
+) -> list[Option]:
     q = q.strip()[:200]
     if not q:
         return []
-    cond = Q(answer_id__in=matching_answer_ids(q))
+    cond = Q(answer_id__in=matching_answer_ids(q, models_visible=models_visible))
     pk = parse_id(q)
     if pk is not None:
         cond |= Q(pk=pk)
@@ -456,7 +475,9 @@ def pick_triples(panel_id: int, q: str, limit: int = PICK_LIMIT) -> list[Option]
     for t in rows:
         criterion = t.criterion or t.comparison_criterion
         key = criterion.key if criterion is not None else ""
-        ext = t.answer.external_id or f"#{t.answer_id}"
+        ext = identity.answer_label(
+            t.answer_id, t.answer.external_id, models_visible=models_visible
+        )
         out.append(Option(str(t.pk), f"#{t.pk} · {key} · {ext} · {_short(t.excerpt)}"))
     return out
 

@@ -92,10 +92,12 @@ def picker(request: HttpRequest, pk: int, what: str) -> HttpResponse:
         request.user, "panels.manage_panel", Panel, role="panels.view_console", pk=pk
     )
     q = next((str(request.GET[n]) for n in PICKER_FIELDS if request.GET.get(n)), "")
+    # The labels and the search by external id follow the viewer's sight of models.
+    models_visible = allowed(request.user, "console.view_answer_model")
     if what == "answers":
-        options = browser.pick_answers(panel.pk, q)
+        options = browser.pick_answers(panel.pk, q, models_visible=models_visible)
     elif what == "triples":
-        options = browser.pick_triples(panel.pk, q)
+        options = browser.pick_triples(panel.pk, q, models_visible=models_visible)
     elif what == "tasks":
         options = browser.pick_tasks(q)
     else:
