@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from console import queues
+from lib.integers import ascii_int
 from panels.access import get_object_for
 from panels.models import Expert, Panel
 
@@ -27,10 +28,8 @@ def _panel(request: HttpRequest, pk: int) -> Panel:
 
 
 def _int(value: str | None, default: int) -> int:
-    try:
-        return max(1, int(value or default))
-    except ValueError:
-        return default
+    number = ascii_int(value or "")
+    return default if number is None else max(1, number)
 
 
 def queue_params(get: QueryDict, panel: Panel) -> tuple[str, int, Expert | None] | None:

@@ -27,7 +27,7 @@ from panels.access import allowed, get_object_for, require
 from panels.models import Panel
 from quality.rules import PanelAnswer
 from work import review
-from work.forms import parse_score
+from work.forms import parse_id, parse_score
 from work.models import Estimate, Triple
 
 
@@ -92,10 +92,7 @@ def _selected_estimate(request: HttpRequest, nav: dict[str, Any] | None) -> int 
     """The estimate the keyboard's accept and send back act on first (the queue row's)."""
     if nav is None:
         return None
-    try:
-        return int(request.GET.get("estimate", ""))
-    except ValueError:
-        return None
+    return parse_id(request.GET.get("estimate"))
 
 
 def _back_to_review(request: HttpRequest, panel: Panel, answer: Answer) -> HttpResponse:
