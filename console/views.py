@@ -25,6 +25,7 @@ from console import services as console_services
 from console import stats as console_stats
 from console.forms import ControlSettingsForm, GoldPairsForm, LockBatchForm, NoteForm, ReopenForm
 from jobs.models import Job, JobKind, JobStatus
+from material import identity
 from material.models import Answer
 from panels import selectors as panel_selectors
 from panels import services as panel_services
@@ -60,8 +61,9 @@ def _panel_expert(request: HttpRequest, pk: int, expert_id: int) -> tuple[Panel,
 
 
 def _panel_answer(request: HttpRequest, panel: Panel, raw: Any) -> Any:
-    """A real answer routed to the panel, by id or external id; None otherwise (an answer the
-    panel does not score does not exist for its console)."""
+    """A real answer routed to the panel, by id or external id (the latter only for a viewer
+    who sees models: material.identity); None otherwise (an answer the panel does not score
+    does not exist for its console)."""
 
     raw = str(raw or "").strip()
     if not raw:
@@ -69,9 +71,10 @@ def _panel_answer(request: HttpRequest, panel: Panel, raw: Any) -> Any:
     # parse_id: ASCII digits within bigint range ("²" and 20 digits name no id).
     pk = parse_id(raw)
     answers = Answer.objects.select_related("instruction")
-    answer = (
-        answers.filter(pk=pk).first() if pk is not None else answers.filter(external_id=raw).first()
+    by_external_id = identity.answers_by_external_id(
+        raw, models_visible=allowed(request.user, "console.view_answer_model")
     )
+    answer = (answers.filter(pk=pk) if pk is not None else answers.filter(by_external_id)).first()
     # The rule is also about the data: an answer the panel does not score is nobody's gold there.
     if answer is None or not allowed(
         request.user, "quality.manage_panel_answer", PanelAnswer(panel, answer)

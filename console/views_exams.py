@@ -20,8 +20,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console.forms import AnswerIdForm, ExamForm, GoldPairsForm, ImportForm, OverrideForm
 from console.views import _panel
+from material import identity
 from material.models import Answer
-from panels.access import get_object_for, require
+from panels.access import allowed, get_object_for, require
 from panels.models import Expert
 from quality import exam_import as exam_import_service
 from quality import exams as exam_services
@@ -164,10 +165,14 @@ def exam_item_add(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("console_exam", pk=exam.pk)
     raw = form.cleaned_data["answer"].strip()
     answer_pk = parse_id(raw)
+    # By external id only for a viewer who sees models (material.identity): it can name one.
+    by_external_id = identity.answers_by_external_id(
+        raw, models_visible=allowed(request.user, "console.view_answer_model")
+    )
     answer = (
         Answer.objects.filter(pk=answer_pk).first()
         if answer_pk is not None
-        else Answer.objects.filter(external_id=raw).first()
+        else Answer.objects.filter(by_external_id).first()
     )
     if answer is None or hasattr(answer, "reserved"):
         messages.error(request, _("No such answer."))

@@ -109,6 +109,19 @@ def test_an_expert_who_supervises_sees_no_field_that_names_the_model(scene: Scen
         assert "<option" not in _pick(client, scene.panel_b, what, EXTERNAL_ID), what
 
 
+def test_the_console_forms_resolve_no_external_id_for_him(scene: Scene) -> None:
+    """The control page's "references of answer…" field: an external id typed there would
+    redirect to the answer's page (its id) — the same probe as a search."""
+    url = reverse("console_control", args=[scene.panel_b.pk])
+    probe = _login(scene.expert.user).get(url, {"references": EXTERNAL_ID})
+    assert probe.status_code == 200  # "No such answer.", no redirect to the answer
+    admin = _login(scene.admin).get(url, {"references": EXTERNAL_ID})
+    assert admin.status_code == 302
+    assert admin["Location"] == reverse(
+        "console_control_references", args=[scene.panel_b.pk, scene.answer.pk]
+    )
+
+
 def test_a_supervisor_who_may_not_see_models_sees_no_external_id_either(
     scene: Scene, personas: Personas
 ) -> None:
