@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from lib.integers import StrictIntegerFormField
 from quality.exams import EXAM_SETTINGS_FIELDS, MAX_GOLD_PAIRS
 from quality.models import ControlSettings, Exam, ExamMode
 from taxonomy.models import CriterionGroup
@@ -76,10 +77,10 @@ class AnswerIdForm(forms.Form):
 
 
 class GoldPairsForm(forms.Form):
-    n = forms.IntegerField(
+    n = StrictIntegerFormField(
         label=_("Number of side-by-side pairs"), min_value=1, max_value=MAX_GOLD_PAIRS, initial=5
     )
-    seed = forms.IntegerField(
+    seed = StrictIntegerFormField(
         label=_("Seed (optional: the same seed draws the same pairs)"),
         required=False,
         min_value=0,
@@ -115,7 +116,7 @@ class NoteForm(forms.Form):
 
 
 class ReopenForm(forms.Form):
-    triple = forms.IntegerField(label=_("Triple id"), min_value=1)
+    triple = StrictIntegerFormField(label=_("Triple id"), min_value=1)
     note = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label=_("Why"))
 
 
@@ -128,4 +129,4 @@ class LockBatchForm(forms.Form):
         label=_("Submitted before"),
         widget=forms.DateInput(attrs={"type": "date"}),
     )
-    task = forms.IntegerField(required=False, label=_("Task id (optional)"), min_value=1)
+    task = StrictIntegerFormField(required=False, label=_("Task id (optional)"), min_value=1)

@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from guidelines.models import ExampleKind, GuidelineVersion
 from guidelines.services import ExampleInput
+from lib.integers import StrictIntegerFormField
 
 
 class GuidelineForm(forms.Form):
@@ -42,7 +43,7 @@ class ExampleForm(forms.Form):
         max_length=20_000,
         widget=forms.Textarea(attrs={"rows": 2}),
     )
-    score = forms.IntegerField(label=_("Score"), required=False, min_value=-100, max_value=100)
+    score = StrictIntegerFormField(label=_("Score"), required=False, min_value=-100, max_value=100)
 
     def clean(self) -> dict[str, object]:
         data = super().clean() or {}

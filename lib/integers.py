@@ -3,7 +3,8 @@
 Python's int() reads every Unicode decimal digit ("١٨" is 18, "٣" is 3) and so do Django's and
 DRF's integer fields, which call it; an id or a score that a page refuses must not pass through
 an API because of that. `ascii_int` is the reader for hand-parsed values, `StrictIntegerField`
-the DRF field for JSON bodies (a JSON number stays a number; a string must be ASCII digits).
+the DRF field for JSON bodies (a JSON number stays a number; a string must be ASCII digits) and
+`StrictIntegerFormField` the Django form field.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django import forms
 from rest_framework import serializers
 
 # At most 19 digits: every bigint fits, and int() never meets a 4,300-digit string.
@@ -41,3 +43,13 @@ class StrictIntegerField(serializers.IntegerField):
             self.fail("invalid")
         value: int = super().to_internal_value(data)
         return value
+
+
+class StrictIntegerFormField(forms.IntegerField):
+    """Django's IntegerField without int()'s Unicode digits (nor its "1.0"): ASCII digits only."""
+
+    def to_python(self, value: Any) -> int | None:
+        if isinstance(value, str) and value.strip() and ascii_int(value, signed=True) is None:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        number: int | None = super().to_python(value)
+        return number

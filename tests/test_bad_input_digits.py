@@ -13,18 +13,19 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from lib.integers import ascii_int
+from lib.integers import StrictIntegerFormField, ascii_int
 from markup.models import MarkupSample, MarkupSampleText, MarkupText
 from material.models import Answer
 from panels.models import Panel
 from participants.models import Participant
-from tests.conftest import PASSWORD, make_expert, make_user, rubric_of
+from tests.conftest import PASSWORD, Personas, make_expert, make_user, rubric_of
 from work.assignments import assignments_build
-from work.models import Assignment, AssignmentStatus, Estimate
+from work.models import Assignment, AssignmentStatus, Estimate, Triple
 from work.services import ScoreInput, assignment_submit
 
 pytestmark = pytest.mark.django_db
@@ -62,6 +63,31 @@ def test_the_strict_reader_takes_ascii_digits_only() -> None:
     assert ascii_int("-1", signed=True) == -1
     for bad in ("١٨", "²", "٣", "-1", "+1", "1e3", "1.5", "", None, True, 1.0, "1_000"):
         assert ascii_int(bad) is None, bad
+
+
+def test_the_form_field_takes_ascii_digits_only() -> None:
+    field = StrictIntegerFormField(min_value=1)
+    assert field.clean("18") == 18 and field.clean(" 18 ") == 18
+    for bad in ("١٨", "٣", "1.0", "+1"):
+        with pytest.raises(ValidationError):
+            field.clean(bad)
+
+
+def test_the_console_reopens_no_triple_named_in_unicode_digits(
+    scoring: Any, personas: Personas
+) -> None:
+    _assignment, _client, estimate = scoring
+    triple = Triple.objects.get(pk=estimate.triple_id)
+    sup = Client(raise_request_exception=False)
+    sup.login(username=personas.supervisor_a.username, password=PASSWORD)
+    url = reverse("console_reopen", args=[triple.panel_id])
+    refused = sup.post(url, {"triple": arabic(triple.pk), "note": "Проверить ещё раз."})
+    assert refused.status_code == 302
+    assert Triple.objects.get(pk=triple.pk).required_overlap == triple.required_overlap
+    # The same id in ASCII digits reopens it (the field is not simply broken).
+    done = sup.post(url, {"triple": str(triple.pk), "note": "Проверить ещё раз."})
+    assert done.status_code == 302
+    assert Triple.objects.get(pk=triple.pk).required_overlap == triple.required_overlap + 1
 
 
 def test_the_form_refuses_unicode_digits_and_so_does_the_api(scoring: Any) -> None:
