@@ -13,12 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from lib.integers import StrictIntegerFormField, ascii_int
 from markup.models import MarkupSample, MarkupSampleText, MarkupText
 from material.models import Answer
 from panels.models import Panel
@@ -56,21 +54,6 @@ def scoring(make_answer: Callable[..., Answer]) -> tuple[Assignment, Client, Est
         if rubric_of(e.triple).values == [0, 1, 2]
     )
     return assignment, client, estimate
-
-
-def test_the_strict_reader_takes_ascii_digits_only() -> None:
-    assert ascii_int("18") == 18 and ascii_int(" 18 ") == 18 and ascii_int(18) == 18
-    assert ascii_int("-1", signed=True) == -1
-    for bad in ("١٨", "²", "٣", "-1", "+1", "1e3", "1.5", "", None, True, 1.0, "1_000"):
-        assert ascii_int(bad) is None, bad
-
-
-def test_the_form_field_takes_ascii_digits_only() -> None:
-    field = StrictIntegerFormField(min_value=1)
-    assert field.clean("18") == 18 and field.clean(" 18 ") == 18
-    for bad in ("١٨", "٣", "1.0", "+1"):
-        with pytest.raises(ValidationError):
-            field.clean(bad)
 
 
 def test_the_console_reopens_no_triple_named_in_unicode_digits(
