@@ -24,6 +24,9 @@ from protocol.markup_json import to_json
 from protocol.spans import Fragment
 
 DEMO_MARKUP_SYSTEM = "Pollux baseline"
+# The contest JSON's «Тест» of the demo texts (their uuid is generated and their year is the
+# seeding's, as for any text stored without them: markup.models.MarkupText).
+DEMO_MARKUP_TEST = "Pollux Studio: демо"
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,13 @@ def _fragment(text: str, mark: Mark) -> Fragment:
 
 def demo_document(item: DemoText, marks: tuple[Mark, ...], author: str) -> MarkupDocument:
     meta = default_meta()
-    meta.update(id=text_external_id(item), subject=item.subject, theme=item.theme, expert=author)
+    meta.update(
+        id=text_external_id(item),
+        subject=item.subject,
+        theme=item.theme,
+        expert=author,
+        test=DEMO_MARKUP_TEST,
+    )
     return MarkupDocument(item.text, [_fragment(item.text, m) for m in marks], meta)
 
 
@@ -224,7 +233,13 @@ def demo_markup_work_ensure(report: DemoReport) -> int:
     ids = []
     for key, theme, text in DEMO_WORK_TEXTS:
         stored, created = MarkupText.objects.get_or_create(
-            external_id=key, defaults={"text": text, "subject": "rus", "meta": {"theme": theme}}
+            external_id=key,
+            defaults={
+                "text": text,
+                "subject": "rus",
+                "meta": {"theme": theme},
+                "test": DEMO_MARKUP_TEST,
+            },
         )
         if created:
             report.add("MarkupText", 1)

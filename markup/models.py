@@ -4,22 +4,46 @@ of it by experts and algorithms. Fragments are stored in the contest JSON's "sel
 
 from __future__ import annotations
 
+import uuid as uuid_module
 from typing import Any
 
+from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from panels.models import Expert, Panel
 
 
+def new_text_uuid() -> str:
+    return str(uuid_module.uuid4())
+
+
+def default_markup_test() -> str:
+    """The contest JSON's «Тест» of a text that comes without one (settings, docs/spans.md)."""
+    return str(settings.POLLUX["MARKUP_TEST"])
+
+
+def current_year() -> int:
+    return timezone.now().year
+
+
 class MarkupText(models.Model):
     """A text to mark up. Its text is immutable once a markup exists: fragments are offsets
-    into it, and an edited text would silently shift every stored fragment."""
+    into it, and an edited text would silently shift every stored fragment.
+
+    `uuid`, `test` and `year` are the contest JSON's meta fields the regulations do not allow
+    empty: the imported file's values, else a generated uuid, the platform's test name
+    (POLLUX_MARKUP_TEST) and the year the text was stored."""
 
     external_id = models.CharField(max_length=200, unique=True)
+    uuid = models.CharField(max_length=200, unique=True, default=new_text_uuid)
+    test = models.CharField(max_length=200, default=default_markup_test)
+    year = models.PositiveSmallIntegerField(default=current_year)
     text = models.TextField()
     subject = models.CharField(max_length=32)
-    # The contest JSON's meta (theme, class, year, …) as read from the first markup imported.
+    # The rest of the contest JSON's meta (theme, class, …) as read from the first markup
+    # imported.
     meta = models.JSONField(default=dict, blank=True)
     classifier_name = models.CharField(max_length=32, default="prochtenie")
     classifier_version = models.CharField(max_length=16, default="2020")

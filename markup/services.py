@@ -47,6 +47,29 @@ def _refuse_invalid(document: MarkupDocument, classifier_name: str, version: str
     raise MarkupInvalid(field, f"{first.kind}: {first.message}{more}")
 
 
+# The contest JSON's meta fields kept on the text itself (MarkupText.uuid, .test, .year).
+CONTEST_META = ("uuid", "test", "year")
+_MAX_YEAR = 9999
+
+
+def _contest_meta(document: MarkupDocument) -> dict[str, Any]:
+    """The document's uuid, test and year where given, checked to fit the text's fields
+    (MarkupInvalid naming the field otherwise); missing ones are the text's defaults."""
+    kept: dict[str, Any] = {}
+    for key in ("uuid", "test"):
+        value = str(document.meta.get(key) or "").strip()
+        if len(value) > 200:
+            raise MarkupInvalid(f"meta.{key}", "longer than 200 characters")
+        if value:
+            kept[key] = value
+    year = document.meta.get("year")
+    if year is not None:
+        if not 1 <= year <= _MAX_YEAR:
+            raise MarkupInvalid("meta.year", f"{year} is not a year (1–{_MAX_YEAR})")
+        kept["year"] = year
+    return kept
+
+
 @transaction.atomic
 def markup_store(
     document: MarkupDocument,
@@ -73,16 +96,27 @@ def markup_store(
         raise MarkupInvalid("author", "an expert's or a system's name is needed")
     key = external_id or text_external_id(document)
     subject = str(document.meta.get("subject") or "")
-    text, created = MarkupText.objects.get_or_create(
-        external_id=key,
-        defaults={
-            "text": document.text,
-            "subject": subject,
-            "meta": {k: v for k, v in document.meta.items() if v not in ("", None)},
-            "classifier_name": classifier_name,
-            "classifier_version": classifier_version,
-        },
-    )
+    kept = _contest_meta(document)
+    # The uuid is the text's own (the contest JSON's technical id): our export imported again
+    # finds its text by it, whatever the external id.
+    text = MarkupText.objects.filter(uuid=kept["uuid"]).first() if "uuid" in kept else None
+    created = False
+    if text is None:
+        text, created = MarkupText.objects.get_or_create(
+            external_id=key,
+            defaults={
+                "text": document.text,
+                "subject": subject,
+                "meta": {
+                    k: v
+                    for k, v in document.meta.items()
+                    if v not in ("", None) and k not in CONTEST_META
+                },
+                "classifier_name": classifier_name,
+                "classifier_version": classifier_version,
+                **kept,
+            },
+        )
     if not created:
         if text.text != document.text:
             raise MarkupInvalid("text", f"differs from the stored text {key!r}")
@@ -105,8 +139,18 @@ def markup_store(
 def markup_document(markup: Markup) -> MarkupDocument:
     """A stored markup as a protocol document (read back through the strict JSON reader)."""
     text = markup.text
+    # The subject as the JSON names it (rus, lit, …), whichever spelling came in.
+    classifier = load_classifier(text.classifier_name, text.classifier_version)
+    meta = {
+        **text.meta,
+        "uuid": text.uuid,
+        "test": text.test,
+        "year": text.year,
+        "subject": classifier.subject_key(text.subject) or text.subject,
+        "expert": markup.author,
+    }
     data: dict[str, Any] = {
-        "meta": {**text.meta, "subject": text.subject, "expert": markup.author},
+        "meta": meta,
         "criteria": [{"name": k, "score": v} for k, v in markup.criteria.items()],
         "selections": markup.selections,
         "text": text.text,

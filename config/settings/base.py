@@ -280,6 +280,9 @@ POLLUX = {
     # of the two directions) is below this call for a third expert. The regulations leave the
     # value to the organisers; docs/spans.md.
     "MARKUP_DIVERGENCE": env.float("POLLUX_MARKUP_DIVERGENCE", default=50.0),
+    # The contest JSON's meta.test («Тест», required) of a markup text that comes without one
+    # (markup.models.MarkupText.test); docs/spans.md.
+    "MARKUP_TEST": env.str("POLLUX_MARKUP_TEST", default="Pollux Studio"),
 }
 
 LOGGING = {
