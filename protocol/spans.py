@@ -123,14 +123,12 @@ class Markup(Sequence[Fragment]):
     function here takes a plain list of fragments as well (prepared on the way in)."""
 
     __slots__ = (
+        "_canonical",
         "codes",
         "comment_keys",
         "corrections",
         "ends",
         "fragments",
-        "key",
-        "order",
-        "rank",
         "starts",
     )
 
@@ -149,28 +147,44 @@ class Markup(Sequence[Fragment]):
         # What M4 and M6 compare, normalised once per fragment: a pair then agrees when its two
         # keys are equal (M4: a written comment overrides the subtype).
         comment_keys = [_comment_key(f) for f in self.fragments]
-        corrections = [_norm_correction(f.correction) for f in self.fragments]
+        corrections = [
+            _norm_correction(f.correction) if f.correction else "" for f in self.fragments
+        ]
         self.starts = np.array(starts, np.int64)
         self.ends = np.array(ends, np.int64)
         self.codes = np.array(codes or [""])[:n]
         self.comment_keys = np.array(comment_keys or [""])[:n]
         self.corrections = np.array(corrections or [""])[:n]
-        # The canonical order of the fragments (by every field, the compared values first):
-        # the correspondence is solved over it, so that it depends on the fragments and never
-        # on the order they came in. `order[r]` is the fragment of rank r, `rank` its inverse;
-        # `key` (the sorted fields) orders two markups, to solve a pair in one orientation.
-        fields = [
-            (*compared, f.group, f.code, f.subtype, f.comment, f.correction, f.explanation, f.tag)
-            for compared, f in zip(
-                zip(starts, ends, codes, comment_keys, corrections, strict=True),
-                self.fragments,
-                strict=True,
+        self._canonical: tuple[np.ndarray, tuple[tuple[Any, ...], ...]] | None = None
+
+    def canonical(self) -> tuple[np.ndarray, tuple[tuple[Any, ...], ...]]:
+        """The canonical order of the fragments (by every field, the compared values first)
+        and the markup's key (its fields in that order). A tied correspondence is solved over
+        the canonical order, so that it depends on the fragments and never on the order they
+        came in; the key orders two markups, to solve a pair in one orientation. Built when a
+        pair first needs it."""
+        if self._canonical is None:
+            f = self.fragments
+            fields = list(
+                zip(
+                    self.starts.tolist(),
+                    self.ends.tolist(),
+                    self.codes.tolist(),
+                    self.comment_keys.tolist(),
+                    self.corrections.tolist(),
+                    [x.group for x in f],
+                    [x.code for x in f],
+                    [x.subtype for x in f],
+                    [x.comment for x in f],
+                    [x.correction for x in f],
+                    [x.explanation for x in f],
+                    [x.tag for x in f],
+                    strict=True,
+                )
             )
-        ]
-        self.order = np.array(sorted(range(n), key=fields.__getitem__), np.int64)
-        self.rank = np.empty(n, np.int64)
-        self.rank[self.order] = np.arange(n)
-        self.key = tuple(sorted(fields))
+            order = sorted(range(len(f)), key=fields.__getitem__)
+            self._canonical = (np.array(order, np.int64), tuple(fields[i] for i in order))
+        return self._canonical
 
     def __len__(self) -> int:
         return len(self.fragments)
@@ -229,22 +243,22 @@ _NO_PAIRS = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
 def _match_arrays(x: Markup, y: Markup) -> tuple[np.ndarray, np.ndarray]:
-    """`match` as two index arrays, in x's canonical order (so that sums over the pairs are
-    taken in one order too). A pair of markups is solved in one orientation, the smaller key
-    first: M(Y, X)'s correspondence is then exactly M(X, Y)'s transposed."""
+    """`match` as two index arrays. When no two candidate pairs (L < 2) share a fragment, the
+    optimum is every candidate; otherwise the pair of markups is solved with the tie-break, in
+    one orientation, the smaller key first: M(Y, X)'s correspondence is then exactly M(X, Y)'s
+    transposed."""
     if not len(x) or not len(y):
         return _NO_PAIRS
-    if y.key < x.key:
-        iy, ix = _match_canonical(y, x)
-    else:
-        ix, iy = _match_canonical(x, y)
-    return in_canonical_order(x, ix, iy)
-
-
-def in_canonical_order(x: Markup, ix: np.ndarray, iy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs (ix, iy) reordered by the canonical rank of x's fragments."""
-    by_rank = np.argsort(x.rank[ix], kind="stable")
-    return ix[by_rank], iy[by_rank]
+    gain = np.minimum(loss_matrix(x, y) - 2.0, 0.0)
+    ci, ck = np.nonzero(gain < 0)
+    if not len(ci):
+        return _NO_PAIRS
+    if np.bincount(ci).max() == 1 and np.bincount(ck).max() == 1:
+        return ci, ck
+    if y.canonical()[1] < x.canonical()[1]:
+        iy, ix = _match_canonical(y, x, gain.T)
+        return ix, iy
+    return _match_canonical(x, y, gain)
 
 
 # Headroom of the tie-break's costs: integers of float64 are exact below 2**53, and a matching's
@@ -255,36 +269,39 @@ _EXACT = 2.0**52
 _Q_TOLERANCE = 1e-9
 
 
-def _match_canonical(x: Markup, y: Markup) -> tuple[np.ndarray, np.ndarray]:
+def _match_canonical(x: Markup, y: Markup, gain: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The optimal correspondence with its tie-break (see the module's note), solved over the
     fragments in canonical order; returns indices into x and y as given.
 
     Two solves: the plain optimum (Q exact), then the lexicographic one, where a pair costs
     round(S · (L − 2)) · B³ − (code agreement · B² + comment agreement · B + correction
-    agreement), B = one more than the most pairs possible, so that no sum of agreements
-    outweighs a unit of the loss and more code agreements outweigh any comment agreements.
-    Rounding L to the grid 1/S (S as fine as exact float64 integers allow) could, in principle,
-    prefer a matching whose Q exceeds the optimum by less than a grid step: the lexicographic
-    matching is kept only if its Q is the plain optimum's, else the plain one stands (still the
-    same for any order of the fragments)."""
-    xo, yo = x.order, y.order
-    gain = np.minimum(loss_matrix(x, y)[np.ix_(xo, yo)] - 2.0, 0.0)
+    agreement), B = one more than the most pairs the candidates (L < 2) allow, so that no sum
+    of agreements outweighs a step of the loss and more code agreements outweigh any comment
+    agreements. Rounding L to the grid 1/S (S as fine as exact float64 integers allow) could, in
+    principle, prefer a matching whose Q exceeds the optimum by less than p/S: the
+    lexicographic matching is kept only if its Q is the plain optimum's (within
+    `_Q_TOLERANCE`), else the plain one stands (still the same for any order of the
+    fragments)."""
+    xo, yo = x.canonical()[0], y.canonical()[0]
+    gain = gain[np.ix_(xo, yo)]
     rows, cols = linear_sum_assignment(gain)
     keep = gain[rows, cols] < 0
     rows, cols = rows[keep], cols[keep]
-    most = min(len(xo), len(yo))
+    ci, ck = np.nonzero(gain < 0)  # the candidate pairs
+    most = min(len(np.unique(ci)), len(np.unique(ck)))
     base = float(most + 1)
     scale = np.floor((_EXACT / (most * base**3) - 1.0) / 2.0)
     if scale >= 1.0:
-        agreement = (
-            (x.codes[xo][:, None] == y.codes[yo][None, :]) * base**2
-            + (x.comment_keys[xo][:, None] == y.comment_keys[yo][None, :]) * base
-            + (
-                (x.corrections[xo][:, None] == y.corrections[yo][None, :])
-                & (x.corrections[xo][:, None] != "")
-            )
+        # Agreement of the candidates only (compared strings, few pairs).
+        px, py = xo[ci], yo[ck]
+        cx, cy = x.corrections[px], y.corrections[py]
+        agreement = np.zeros_like(gain)
+        agreement[ci, ck] = (
+            (x.codes[px] == y.codes[py]) * base**2
+            + (x.comment_keys[px] == y.comment_keys[py]) * base
+            + ((cx == cy) & (cx != ""))
         )
-        cost = np.rint(gain * scale) * base**3 - np.where(gain < 0, agreement, 0)
+        cost = np.rint(gain * scale) * base**3 - agreement
         rows2, cols2 = linear_sum_assignment(cost)
         keep2 = gain[rows2, cols2] < 0
         rows2, cols2 = rows2[keep2], cols2[keep2]
@@ -481,7 +498,8 @@ def _metrics(xs: Markup, ys: Markup, words: Words, ix: Any, iy: Any) -> dict[str
         xlo, xhi = words.ranges(bx, ex)
         ylo, yhi = words.ranges(by, ey)
         chars = 1.0 - _jaccard_arrays(bx, ex, by, ey)
-        m5 = float(np.sum(_word_jaccard(xlo, xhi, ylo, yhi, chars))) / n
+        # fsum: exactly rounded, so the same pairs in any order give the same M5.
+        m5 = fsum(_word_jaccard(xlo, xhi, ylo, yhi, chars).tolist()) / n
     corrected = int(np.count_nonzero(xs.corrections != "")) if n else 0
     if corrected:
         cx, cy = xs.corrections[ix], ys.corrections[iy]
@@ -549,7 +567,6 @@ def text_accuracy(
             # assignment problem per unordered pair.
             ia, ib = _match_arrays(markups[a], markups[b])
             agreement.append(weighted(_metrics(markups[a], markups[b], words, ia, ib), weights))
-            ib, ia = in_canonical_order(markups[b], ib, ia)
             agreement.append(weighted(_metrics(markups[b], markups[a], words, ib, ia), weights))
     optimistic = mean = None
     if agreement and min(agreement) > 0:
