@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from jobs.models import Job
 from judging.models import JudgeConfig
+from protocol.critical import DEFAULT_GATE_RULE, GATE_ANY, GATE_MAJORITY, GATE_POLLUX
 from taxonomy.models import TaskGroup
 
 
@@ -16,6 +17,21 @@ class Visibility(models.TextChoices):
     PRIVATE = "private", _("private (staff)")
     INTERNAL = "internal", _("internal (logged-in users)")
     PUBLIC = "public", _("public (anyone, read-only)")
+
+
+class GateRule(models.TextChoices):
+    """What a critical criterion's violation votes do to an answer (protocol.critical.gates,
+    .drops; docs/leaderboards.md has a worked example of each)."""
+
+    POLLUX = GATE_POLLUX, _("POLLUX: an answer with a violation vote leaves the means")
+    ANY = GATE_ANY, _("any vote: an answer with a violation vote scores 0 on every criterion")
+    MAJORITY = (
+        GATE_MAJORITY,
+        _(
+            "majority: an answer most of whose votes on a critical criterion are violations "
+            "scores 0 on every criterion"
+        ),
+    )
 
 
 class Leaderboard(models.Model):
@@ -29,6 +45,11 @@ class Leaderboard(models.Model):
         max_length=8, choices=Visibility.choices, default=Visibility.PRIVATE
     )
     task_groups = models.ManyToManyField(TaskGroup, blank=True, related_name="+")
+    # The default is POLLUX's own rule, so that a board's means can be set beside the paper's
+    # tables; a board made before the setting keeps the rule it was computed with ("any").
+    gate_rule = models.CharField(
+        _("critical gate rule"), max_length=8, choices=GateRule.choices, default=DEFAULT_GATE_RULE
+    )
     # Participants' submissions (the submissions app): whether the board takes them, the judge
     # configuration that scores them against the private references, the inference settings
     # every submission is expected to use (one that differs is flagged, not refused) and how

@@ -2,9 +2,10 @@
 
 The snapshot (`snapshot_data`) holds, per source — the experts' verdicts (dataset.TripleAggregate,
 the aggregation job's output) and each judge configuration's latest pointwise scores — one row
-per model: the gated mean normalised score with its bootstrap 95 % interval, per task type (the
-catalogue's top-level task of the instruction's task: POLLUX's 35 task types) and per criterion
-(protocol.leaderboard, whose docstring states the rules); and the cells (model × task type ×
+per model: the mean normalised score under the board's critical gate rule, with its bootstrap
+95 % interval, per task type (the catalogue's top-level task of the instruction's task: POLLUX's
+35 task types) and per criterion (protocol.leaderboard, whose docstring states the rules); the
+rule and the reported scale (0–2); and the cells (model × task type ×
 criterion × complexity × style: sum and count) from which the page's filters recompute a mean
 without reading a verdict again. A random baseline row per source is computed from the same
 rows' scales; a model whose provider is "human" is the human baseline.
@@ -26,6 +27,7 @@ from django.utils.translation import gettext as _
 
 from comparison.models import SOURCE_HUMAN
 from comparison.services import latest_ranking
+from dataset.aggregation import AggregationSettings
 from dataset.models import EXCLUDED_CRITICAL, TripleAggregate
 from jobs.models import Job, JobKind, JobStatus
 from jobs.services import enqueue
@@ -33,8 +35,15 @@ from judging.models import JudgeConfig, JudgeEstimate, JudgeRun, RunKind, RunSta
 from leaderboards import hooks
 from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility, VisibilityChange
 from material.models import LanguageModel
-from protocol.critical import is_violation
-from protocol.leaderboard import model_scores, normalise, random_baseline
+from protocol.critical import DEFAULT_GATE_RULE, is_violation, violation_share
+from protocol.leaderboard import (
+    REPORTED_HIGH,
+    REPORTED_LOW,
+    gate,
+    model_scores,
+    normalise,
+    random_baseline,
+)
 from taxonomy.models import BestEnd, Criterion, CriterionGroup, FunctionalStyle, Rubric, Task
 from work.models import TripleKind
 
@@ -59,13 +68,13 @@ class Verdicts:
     rubric: list[int]
     value: list[float]  # the verdict on its rubric's scale
     critical: list[bool]  # a critical criterion's row (a gate, not averaged)
-    violated: list[bool]  # critical rows: a violation
+    violated: list[float]  # critical rows: the share of their scored votes that are violations
 
     @classmethod
     def empty(cls) -> Verdicts:
         return cls([], [], [], [], [], [], [], [], [], [])
 
-    def add(self, row: tuple[Any, ...], value: float, critical: bool, violated: bool) -> None:
+    def add(self, row: tuple[Any, ...], value: float, critical: bool, violated: float) -> None:
         """`row`: model, answer, task type (the row's task mapped by `task_types`), criterion,
         complexity, style, rubric."""
         model, answer, group, criterion, complexity, style, rubric = row
@@ -104,33 +113,39 @@ def _scope(board: Leaderboard, prefix: str) -> dict[str, Any]:
 
 
 def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
-    """The aggregated triples of the board's scope. A triple the dataset dropped because its
-    answer has a critical-violation vote (rule 2) stays in, as a gated row; the answer's
-    critical triples are marked violated. Triples dropped for too few estimates or without a
-    numeric score are left out."""
+    """The aggregated triples of the board's scope. A critical triple carries the share of its
+    scored votes that are violations (its mean on the binary scale), whatever the dataset did
+    with it: the board's gate rule reads the votes. A triple the dataset dropped because its
+    answer has a violation vote (rule 2) stays in, for the board's rule to gate or keep, unless
+    it has no numeric score or fewer estimates than rule 3 asks; triples dropped for another
+    reason are left out."""
     rows = (
         TripleAggregate.objects.filter(**_scope(board, "triple__"))
         .filter(_shown(board, "triple__"))
-        .values_list(*_triple_columns("triple__"), "triple__group", "mean", "excluded_reason")
+        .values_list(
+            *_triple_columns("triple__"), "triple__group", "mean", "excluded_reason", "n_estimates"
+        )
     )
     out = Verdicts.empty()
     types = task_types()
-    collected = [(r[0], r[1], types.get(r[2]), *r[3:]) for r in rows]
-    gated = {r[1] for r in collected if r[9] == EXCLUDED_CRITICAL}
-    for r in collected:
+    min_estimates = AggregationSettings().min_estimates
+    for raw in rows:
+        r = (raw[0], raw[1], types.get(raw[2]), *raw[3:])
         critical = r[7] == CriterionGroup.CRITICAL
-        if r[9] and r[9] != EXCLUDED_CRITICAL:
+        mean, excluded, n_estimates = r[8], r[9], r[10]
+        if mean is None:
             continue
-        if r[9] == EXCLUDED_CRITICAL:
-            # Gated. Its critical row gates it too, unless that row left the dataset for another
-            # reason (too few estimates): the worst value of its scale then scores it 0 alone.
+        if critical:
+            # A gate only (never averaged): its votes count even where too few were cast.
             rubric = rubrics[r[6]]
-            worst = max(rubric.values) if rubric.best_end == BestEnd.LOWEST else min(rubric.values)
-            out.add(r[:7], float(worst), critical, False)
+            share = violation_share(mean, low=min(rubric.values), top=float(rubric.max_value))
+            out.add(r[:7], float(mean), True, share)
             continue
-        if r[8] is None:
+        if excluded == EXCLUDED_CRITICAL and n_estimates < min_estimates:
             continue
-        out.add(r[:7], float(r[8]), critical, critical and r[1] in gated)
+        if excluded and excluded != EXCLUDED_CRITICAL:
+            continue
+        out.add(r[:7], float(mean), False, 0.0)
     return out
 
 
@@ -212,7 +227,7 @@ def judge_verdicts(
         rubric = rubrics[r[6]]
         top = float(rubric.max_value)
         violated = is_violation(critical=critical, is_na=False, score=r[8], top=top)
-        out.add(r[:7], float(r[8]), critical, violated)
+        out.add(r[:7], float(r[8]), critical, 1.0 if violated else 0.0)
     return out
 
 
@@ -227,14 +242,19 @@ def _normalised(verdicts: Verdicts, rubrics: dict[int, Rubric]) -> np.ndarray:
 
 
 def source_rows(
-    verdicts: Verdicts, rubrics: dict[int, Rubric], *, rounds: int = BOOTSTRAP_ROUNDS
+    verdicts: Verdicts,
+    rubrics: dict[int, Rubric],
+    *,
+    rule: str = DEFAULT_GATE_RULE,
+    rounds: int = BOOTSTRAP_ROUNDS,
 ) -> dict[str, Any]:
-    """One source's model rows, its random baseline and its cells."""
+    """One source's model rows, its random baseline and its cells, under the gate `rule` (the
+    board's)."""
     if not verdicts.model:
         return {"models": [], "random": None, "cells": []}
     normalised = _normalised(verdicts, rubrics)
     critical = np.asarray(verdicts.critical, dtype=bool)
-    violated = np.asarray(verdicts.violated, dtype=bool)
+    violated = np.asarray(verdicts.violated, dtype=float)
     scores = model_scores(
         model=verdicts.model,
         answer=verdicts.answer,
@@ -243,6 +263,7 @@ def source_rows(
         normalised=normalised,
         critical=critical,
         violated=violated,
+        rule=rule,
         rounds=rounds,
     )
     level_means = {
@@ -255,6 +276,7 @@ def source_rows(
         level_mean=[level_means[r] for r in verdicts.rubric],
         critical=critical,
         levels=[len(rubrics[r].values) for r in verdicts.rubric],
+        rule=rule,
     )
     return {
         "models": [
@@ -276,17 +298,28 @@ def source_rows(
             "by_group": {str(k): v for k, v in by_group.items()},
             "by_criterion": {str(k): v for k, v in by_criterion.items()},
         },
-        "cells": _cells(verdicts, normalised, critical, violated),
+        "cells": _cells(verdicts, normalised, critical, violated, rule),
     }
 
 
 def _cells(
-    verdicts: Verdicts, normalised: np.ndarray, critical: np.ndarray, violated: np.ndarray
+    verdicts: Verdicts,
+    normalised: np.ndarray,
+    critical: np.ndarray,
+    violated: np.ndarray,
+    rule: str,
 ) -> list[list[Any]]:
-    """[model, group, criterion, complexity, style, sum, count] of the gated values."""
-    gated = set(np.asarray(verdicts.answer)[critical & violated].tolist())
+    """[model, group, criterion, complexity, style, sum, count] of the values that count under
+    the gate rule (a dropped answer's are not in them)."""
+    gated = gate(
+        answer=verdicts.answer,
+        normalised=normalised,
+        critical=critical,
+        violated=violated,
+        rule=rule,
+    )
     sums: dict[tuple[Any, ...], list[float]] = defaultdict(lambda: [0.0, 0])
-    for i in np.flatnonzero(~critical):
+    for i in np.flatnonzero(gated.counted):
         key = (
             verdicts.model[i],
             verdicts.group[i],
@@ -295,7 +328,7 @@ def _cells(
             verdicts.style[i],
         )
         cell = sums[key]
-        cell[0] += 0.0 if verdicts.answer[i] in gated else float(normalised[i])
+        cell[0] += float(gated.value[i])
         cell[1] += 1
     return [[*key, round(s, 9), int(n)] for key, (s, n) in sorted(sums.items())]
 
@@ -353,14 +386,15 @@ def snapshot_data(
     rounds: int = BOOTSTRAP_ROUNDS,
     progress: Callable[[int, int], Any] | None = None,
 ) -> dict[str, Any]:
-    """Every source's rows and the names the page shows (models, task types, criteria,
-    styles)."""
+    """Every source's rows under the board's gate rule and the names the page shows (models,
+    task types, criteria, styles)."""
     rubrics = {r.pk: r for r in Rubric.objects.all()}
     configs = judge_sources()
     total = 1 + len(configs)
     sources = []
+    rule = board.gate_rule
     expert = expert_verdicts(board, rubrics)
-    rows = source_rows(expert, rubrics, rounds=rounds)
+    rows = source_rows(expert, rubrics, rule=rule, rounds=rounds)
     sources.append({"key": EXPERTS, "kind": "experts", "name": "experts", **rows})
     if progress:
         progress(1, total)
@@ -373,7 +407,7 @@ def snapshot_data(
                 "key": f"judge:{config.pk}",
                 "kind": "judge",
                 "name": config.name,
-                **source_rows(verdicts, rubrics, rounds=rounds),
+                **source_rows(verdicts, rubrics, rule=rule, rounds=rounds),
             }
         )
         if progress:
@@ -382,6 +416,10 @@ def snapshot_data(
     model_ids = {m for v in seen for m in v.model} | {int(m) for m in pairwise["models"]}
     models = LanguageModel.objects.filter(pk__in=model_ids)
     return {
+        # The rule the means were computed with (the board's may have changed since) and the
+        # scale the pages report them on (the stored means are on [0, 1]).
+        "gate_rule": rule,
+        "scale": [REPORTED_LOW, REPORTED_HIGH],
         "sources": sources,
         "pairwise": pairwise,
         "models": {

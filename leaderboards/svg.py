@@ -1,4 +1,4 @@
-"""Server-side SVG bars on [0, 1] (no JavaScript, no CDN): a model's profile across task types,
+"""Server-side SVG bars on [0, top] (no JavaScript, no CDN): a model's profile across task types,
 or two models side by side."""
 
 from __future__ import annotations
@@ -16,9 +16,14 @@ COLOURS = ("#3b6ea8", "#d08a2c")
 
 
 def bars_svg(
-    labels: Sequence[str], series: Sequence[Sequence[float | None]], title: str
+    labels: Sequence[str],
+    series: Sequence[Sequence[float | None]],
+    title: str,
+    *,
+    top: float = 1.0,
 ) -> SafeString:
-    """One row per label; one bar per series (at most two), a missing value left blank."""
+    """One row per label; one bar per series (at most two), a missing value left blank; the
+    axis runs from 0 to `top` (the scale the values are on)."""
     n = max(1, len(series))
     height = ROW * len(labels) + 30
     width = LEFT + PLOT + RIGHT
@@ -37,7 +42,7 @@ def bars_svg(
             value = values[i] if i < len(values) else None
             if value is None:
                 continue
-            w = max(0.0, min(1.0, value)) * PLOT
+            w = max(0.0, min(1.0, value / top)) * PLOT
             parts.append(
                 f'<rect x="{LEFT}" y="{y + 2 + k * band:.1f}" width="{w:.1f}" '
                 f'height="{band - 1:.1f}" fill="{COLOURS[k]}"><title>{value:.3f}</title></rect>'
@@ -50,6 +55,7 @@ def bars_svg(
     parts.append(
         f'<line x1="{LEFT}" y1="{axis}" x2="{LEFT + PLOT}" y2="{axis}" stroke="#888"/>'
         f'<text x="{LEFT}" y="{axis + 14}" font-size="10">0</text>'
-        f'<text x="{LEFT + PLOT}" y="{axis + 14}" font-size="10" text-anchor="end">1</text></svg>'
+        f'<text x="{LEFT + PLOT}" y="{axis + 14}" font-size="10" text-anchor="end">'
+        f"{top:g}</text></svg>"
     )
     return mark_safe("".join(parts))  # noqa: S308 (every text above is escaped)

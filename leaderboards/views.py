@@ -22,10 +22,12 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboards import selectors, services
-from leaderboards.models import Leaderboard, Visibility
+from leaderboards.models import GateRule, Leaderboard, Visibility
 from leaderboards.svg import bars_svg
 from panels.access import allowed, require
 from participants.rules import is_participant
+from protocol.critical import DEFAULT_GATE_RULE, GATE_ANY
+from protocol.leaderboard import REPORTED_HIGH, reported
 from taxonomy.models import Complexity, TaskGroup
 
 # A snapshot never changes: its rendered views may live long; a new snapshot has new keys. The
@@ -50,10 +52,20 @@ class BoardForm(forms.ModelForm):
         required=False,
         label=gettext_lazy("Task types (none: all)"),
     )
+    # Not sent: POLLUX's rule, the default (docs/leaderboards.md says why).
+    gate_rule = forms.ChoiceField(
+        choices=GateRule.choices,
+        required=False,
+        initial=DEFAULT_GATE_RULE,
+        label=gettext_lazy("critical gate rule"),
+    )
 
     class Meta:
         model = Leaderboard
-        fields = ["slug", "title", "description", "task_groups"]
+        fields = ["slug", "title", "description", "task_groups", "gate_rule"]
+
+    def clean_gate_rule(self) -> str:
+        return str(self.cleaned_data.get("gate_rule") or DEFAULT_GATE_RULE)
 
     def clean_slug(self) -> str:
         slug: str = self.cleaned_data["slug"]
@@ -83,6 +95,14 @@ class SubmissionSettingsForm(forms.ModelForm):
         if data.get("submissions_per_day") == 0 and data.get("accepts_submissions"):
             self.add_error("submissions_per_day", _("At least one a day."))
         return data
+
+
+class RecomputeForm(forms.Form):
+    """Recompute, under the gate rule chosen here (the board's, unchanged when not sent)."""
+
+    gate_rule = forms.ChoiceField(
+        choices=GateRule.choices, required=False, label=gettext_lazy("critical gate rule")
+    )
 
 
 class VisibilityForm(forms.Form):
@@ -204,6 +224,7 @@ def _board_response(
         else None,
         "changes": board.changes.select_related("actor")[:10] if manage else [],
         "settings_form": SubmissionSettingsForm(instance=board) if manage else None,
+        "recompute_form": RecomputeForm(initial={"gate_rule": board.gate_rule}) if manage else None,
         "may_submit": board.accepts_submissions and is_participant(request.user),
     }
     if csrf is not None:
@@ -241,9 +262,12 @@ def _body(
         return mark_safe(cached)  # noqa: S308 (our own rendering, stored as rendered)
     data = selectors.snapshot_data(snapshot)  # only on a miss: a hit needs no data
     view = selectors.table(data, source, filters, sort)
+    # A snapshot from before the setting was computed with "any vote".
+    rule = data.get("gate_rule", GATE_ANY)
     context = {
         "board": board,
         "view": view,
+        "gate_rule_label": GateRule(rule).label if rule in GateRule.values else rule,
         "filters": filters,
         "sort": sort,
         "sources": [(s["key"], s["kind"], s["name"]) for s in data.get("sources", [])],
@@ -266,6 +290,17 @@ def _body(
 def board_refresh(request: HttpRequest, slug: str) -> HttpResponse:
     require(request.user, "leaderboards.manage_leaderboards")
     board = get_object_or_404(Leaderboard, slug=slug)
+    form = RecomputeForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse(
+            _("gate_rule: choose one of %s.") % ", ".join(GateRule.values),
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    rule = form.cleaned_data["gate_rule"]
+    if rule and rule != board.gate_rule:
+        board.gate_rule = rule
+        board.save(update_fields=["gate_rule"])
     _job, queued = services.snapshot_queue(board, request.user)
     if queued:
         messages.info(request, _("The leaderboard is being recomputed."))
@@ -329,7 +364,10 @@ def model_page(request: HttpRequest, slug: str, model: int) -> HttpResponse:
     if shown is None:
         raise Http404
     chart = bars_svg(
-        [name for name, _v in shown["groups"]], [[v for _n, v in shown["groups"]]], shown["name"]
+        [name for name, _v in shown["groups"]],
+        [[None if v is None else reported(v) for _n, v in shown["groups"]]],
+        shown["name"],
+        top=REPORTED_HIGH,
     )
     context = {"board": found, "source": source, "shown": shown}
     return render(request, "leaderboards/model.html", {**context, "chart": chart})
@@ -347,8 +385,12 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404
     chart = bars_svg(
         [name for name, *_rest in shown["groups"]],
-        [[x for _n, x, _y, _d in shown["groups"]], [y for _n, _x, y, _d in shown["groups"]]],
+        [
+            [None if x is None else reported(x) for _n, x, _y, _d in shown["groups"]],
+            [None if y is None else reported(y) for _n, _x, y, _d in shown["groups"]],
+        ],
         f"{shown['name_a']} / {shown['name_b']}",
+        top=REPORTED_HIGH,
     )
     context = {"board": found, "source": source, "shown": shown}
     return render(request, "leaderboards/compare.html", {**context, "chart": chart})

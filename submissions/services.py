@@ -510,7 +510,7 @@ def result_of(submission: Submission) -> dict[str, Any]:
     assert config is not None and submission.model_id is not None
     rubrics = {r.pk: r for r in Rubric.objects.all()}
     verdicts = judge_verdicts(board, config, rubrics, only_model=submission.model_id)
-    rows = source_rows(verdicts, rubrics)
+    rows = source_rows(verdicts, rubrics, rule=board.gate_rule)
     run = submission.judge_run
     out: dict[str, Any] = {
         "judge": str(config),

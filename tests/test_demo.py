@@ -290,7 +290,12 @@ def test_the_demo_participant_submits_the_example_and_reads_his_private_score(
         assert submission.state == State.SCORED, submission.message
         assert submission.answers == Instruction.objects.filter(task__isnull=False).count()
         page = client.get(response["Location"]).content.decode()
-        assert "submission-score" in page and f"{submission.result['mean']:.3f}" in page
+        from leaderboards.templatetags.leaderboard_scores import score
+
+        # The score as reported, on POLLUX's 0–2 scale (the stored mean is on [0, 1]).
+        shown = score(submission.result["mean"])
+        assert float(shown) == pytest.approx(2 * submission.result["mean"], abs=1e-3)
+        assert "submission-score" in page and shown in page
         # Private: the public board does not show it. It shows the judge-based rows of the demo
         # test server, the seeded submission of the participant's team among them.
         seeded = Submission.objects.get(model_name="Orfograf-LM")

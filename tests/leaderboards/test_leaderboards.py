@@ -15,7 +15,13 @@ from django.urls import reverse
 
 from dataset.models import EXCLUDED_CRITICAL, TripleAggregate
 from judging.models import JudgeConfig, JudgeEstimate, JudgeRun, RunKind, RunStatus
-from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility, VisibilityChange
+from leaderboards.models import (
+    GateRule,
+    Leaderboard,
+    LeaderboardSnapshot,
+    Visibility,
+    VisibilityChange,
+)
 from leaderboards.services import EXPERTS, snapshot_store
 from material.models import Answer, LanguageModel
 from participants.models import Participant
@@ -87,7 +93,9 @@ def world(personas: Personas, make_answer: Callable[..., Answer]) -> World:
                     triple=triple, n_estimates=2, mean=mean, excluded_reason=excluded
                 )
     LanguageModel.objects.filter(name="Human").update(provider="human")
-    board = Leaderboard.objects.create(slug="pollux", title="POLLUX")
+    # The rows below are computed by hand under the "any vote" rule (a violated answer scores 0);
+    # the other rules have tests of their own.
+    board = Leaderboard.objects.create(slug="pollux", title="POLLUX", gate_rule=GateRule.ANY)
     return World(board, answers, general, critical, triples)
 
 
@@ -144,10 +152,11 @@ def test_the_page_filters_and_never_shows_an_output(world: World, personas: Pers
     page = client.get(url).content.decode()
     assert SECRET not in page and "Alpha" in page and "random baseline" in page
     assert page.index("Human") < page.index("Alpha")  # sorted by score, the best first
-    # Filtered on the first general criterion: Beta's answers are 1 and 2 → 0.75.
+    # Filtered on the first general criterion: Beta's answers are 1 and 2 → 0.75, reported on
+    # POLLUX's 0–2 scale as 1.5.
     criterion = world.general[0].pk
     page = client.get(url, {"criterion": criterion}).content.decode()
-    assert "0.750" in page and "random baseline" not in page
+    assert "1.500" in page and "random baseline" not in page
 
 
 @pytest.mark.parametrize(
@@ -239,11 +248,12 @@ def test_a_models_page_shows_its_profile_and_the_comparison_both_models(
     client = Client()
     page = client.get(reverse("leaderboard_model", args=["pollux", alpha])).content.decode()
     assert "<svg" in page and "Alpha" in page and SECRET not in page
-    # Alpha's criteria: the first general one 1 and 0 (gated) → 0.5, the second 0.5 and 0.
+    # Alpha's criteria: the first general one 1 and 0 (gated) → 0.5, the second 0.5 and 0 →
+    # 0.25; reported on the 0–2 scale: 1.0 and 0.5.
     strongest = re.search(r'<ol id="strongest"><li>(.*?)</li>', page)
     weakest = re.search(r'<ol id="weakest"><li>(.*?)</li>', page)
-    assert strongest and re.search(r"0[.,]500", strongest.group(1))
-    assert weakest and re.search(r"0[.,]250", weakest.group(1))
+    assert strongest and re.search(r"1[.,]000", strongest.group(1))
+    assert weakest and re.search(r"0[.,]500", weakest.group(1))
     assert client.get(reverse("leaderboard_model", args=["pollux", 999999])).status_code == 404
     url = reverse("leaderboard_compare", args=["pollux"])
     page = client.get(url, {"a": alpha, "b": beta}).content.decode()
@@ -400,3 +410,110 @@ def test_the_boards_plain_query_reads_what_the_orm_reads(world: World) -> None:
     assert plain.snapshot_id == orm.snapshot_id == newest.pk  # type: ignore[attr-defined]
     assert plain.snapshot_at == orm.snapshot_at  # type: ignore[attr-defined]
     assert plain.fixed_settings == {"temperature": 0}
+
+
+def _five_votes(world: World) -> None:
+    """Alpha's violating answer gets 1 violation vote of 5 (mean 0.2 on the binary scale), Beta's
+    first answer 3 of 5 (0.6)."""
+    for model, index, mean in (("Alpha", 1, 0.2), ("Beta", 0, 0.6)):
+        answer = world.answers[model][index]
+        TripleAggregate.objects.filter(triple=world.triples[(answer.pk, world.critical.pk)]).update(
+            mean=mean, n_estimates=5
+        )
+
+
+@pytest.mark.parametrize(
+    ("rule", "alpha", "beta", "gated", "random"),
+    [
+        # Normalised verdicts: Alpha (1, 0.5) and (1, 1) [1 vote of 5]; Beta (0.5, 0) [3 of 5]
+        # and (1, 0.5); Human (1, 1).
+        # Any vote: both voted answers score 0.
+        (GateRule.ANY, (1 + 0.5 + 0 + 0) / 4, (0 + 0 + 1 + 0.5) / 4, (1, 1), 0.25),
+        # Majority: only Beta's 3 of 5.
+        (GateRule.MAJORITY, (1 + 0.5 + 1 + 1) / 4, (0 + 0 + 1 + 0.5) / 4, (0, 1), 0.25),
+        # POLLUX: both voted answers leave the means; the random verdicts are not gated to 0.
+        (GateRule.POLLUX, (1 + 0.5) / 2, (1 + 0.5) / 2, (1, 1), 0.5),
+    ],
+)
+def test_the_boards_gate_rule_decides_the_expert_rows(
+    world: World,
+    rule: str,
+    alpha: float,
+    beta: float,
+    gated: tuple[int, int],
+    random: float,
+) -> None:
+    _five_votes(world)
+    Leaderboard.objects.filter(pk=world.board.pk).update(gate_rule=rule)
+    world.board.refresh_from_db()
+    snapshot = snapshot_store(world.board, rounds=50)
+    rows = rows_of(snapshot)
+    assert snapshot.data["gate_rule"] == rule and snapshot.data["scale"] == [0, 2]
+    assert rows["Alpha"]["mean"] == pytest.approx(alpha)
+    assert rows["Beta"]["mean"] == pytest.approx(beta)
+    assert rows["Human"]["mean"] == pytest.approx(1.0)
+    assert (rows["Alpha"]["gated_answers"], rows["Beta"]["gated_answers"]) == gated
+    (experts,) = [s for s in snapshot.data["sources"] if s["key"] == EXPERTS]
+    assert experts["random"]["mean"] == pytest.approx(random)
+    # The filters' cells follow the same rule: all criteria, all types → the same means.
+    models = {str(r["model"]): name for name, r in rows.items()}
+    sums: dict[str, list[float]] = {}
+    for model, *_keys, total, count in experts["cells"]:
+        sums.setdefault(models[str(model)], [0.0, 0])
+        sums[models[str(model)]][0] += total
+        sums[models[str(model)]][1] += count
+    assert sums["Alpha"][0] / sums["Alpha"][1] == pytest.approx(alpha)
+
+
+def test_a_pollux_board_reports_the_papers_0_to_2_means(world: World, personas: Personas) -> None:
+    # POLLUX drops Alpha's voted answer and reports the mean of the raw 0–2 verdicts left:
+    # Alpha's first answer, 2 and 1 → 1.5.
+    Leaderboard.objects.filter(pk=world.board.pk).update(
+        gate_rule=GateRule.POLLUX, visibility=Visibility.PUBLIC
+    )
+    world.board.refresh_from_db()
+    snapshot_store(world.board, rounds=0)
+    page = Client().get(reverse("leaderboard", args=["pollux"])).content.decode()
+    row = re.search(r">Alpha[^<]*</a></td>\s*<td>(.*?)</td>", page)
+    assert row and row.group(1) == "1.500"
+    assert "Score (0–2)" in page and "POLLUX: an answer with a violation vote" in page
+
+
+def test_an_admin_recomputes_under_another_gate_rule(
+    world: World, personas: Personas, django_capture_on_commit_callbacks: Any
+) -> None:
+    _five_votes(world)
+    url = reverse("leaderboard_refresh", args=["pollux"])
+    admin = Client()
+    admin.force_login(personas.admin)
+    response = admin.post(url, {"gate_rule": "sometimes"})
+    assert response.status_code == 400 and "gate_rule" in response.content.decode()
+    world.board.refresh_from_db()
+    assert world.board.gate_rule == GateRule.ANY
+    assert not LeaderboardSnapshot.objects.filter(leaderboard=world.board).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert admin.post(url, {"gate_rule": GateRule.MAJORITY}).status_code == 302
+    world.board.refresh_from_db()
+    assert world.board.gate_rule == GateRule.MAJORITY
+    snapshot = LeaderboardSnapshot.objects.get(leaderboard=world.board)
+    assert snapshot.data["gate_rule"] == GateRule.MAJORITY
+    assert rows_of(snapshot)["Alpha"]["mean"] == pytest.approx((1 + 0.5 + 1 + 1) / 4)
+    supervisor = Client()
+    supervisor.force_login(personas.supervisor_a)
+    assert supervisor.post(url, {"gate_rule": GateRule.POLLUX}).status_code == 403
+    world.board.refresh_from_db()
+    assert world.board.gate_rule == GateRule.MAJORITY
+
+
+def test_a_new_board_takes_the_pollux_rule_unless_told(personas: Personas) -> None:
+    admin = Client()
+    admin.force_login(personas.admin)
+    create = reverse("leaderboard_create")
+    assert admin.post(create, {"slug": "plain", "title": "Plain"}).status_code == 302
+    assert (
+        admin.post(create, {"slug": "strict", "title": "S", "gate_rule": "any"}).status_code == 302
+    )
+    bad = admin.post(create, {"slug": "odd", "title": "Odd", "gate_rule": "often"})
+    assert bad.status_code == 400 and not Leaderboard.objects.filter(slug="odd").exists()
+    rules = dict(Leaderboard.objects.values_list("slug", "gate_rule"))
+    assert rules == {"plain": GateRule.POLLUX, "strict": GateRule.ANY}

@@ -121,9 +121,10 @@ def _submit(b: Bench, capture: Any, tag: str = "", **meta: Any) -> Submission:
 
 
 def _plain_mean(model_id: int) -> float:
-    """The POLLUX leaderboard score computed plainly from the judge's stored verdicts: each
-    non-critical verdict normalised on its rubric, 0 for an answer with a violated critical
-    criterion (the top of its scale), the mean over verdicts."""
+    """The POLLUX leaderboard score computed plainly from the judge's stored verdicts under the
+    board's gate rule, POLLUX's (the default): each non-critical verdict normalised on its
+    rubric, an answer with a violated critical criterion (the top of its scale) left out, the
+    mean over the verdicts left."""
     rows = list(
         JudgeEstimate.objects.filter(triple__answer__model_id=model_id, parse_ok=True)
         .select_related("triple__rubric")
@@ -138,15 +139,13 @@ def _plain_mean(model_id: int) -> float:
         if group == CriterionGroup.CRITICAL and score == max(rubrics[rubric].values)
     }
     values = [
-        0.0
-        if a in gated
-        else normalise(
+        normalise(
             float(score or 0),
             rubrics[rubric].values,
             best_is_lowest=rubrics[rubric].best_end == BestEnd.LOWEST,
         )
         for a, group, score, rubric in rows
-        if group != CriterionGroup.CRITICAL
+        if group != CriterionGroup.CRITICAL and a not in gated
     ]
     return sum(values) / len(values)
 
