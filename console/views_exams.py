@@ -29,6 +29,7 @@ from quality import exams as exam_services
 from quality import feedback
 from quality import selectors as quality_selectors
 from quality.models import Exam, ExamAttempt, ReferenceLabel, ReferenceScore
+from quality.rules import PanelAnswer
 from taxonomy.services import criteria_for
 from work.forms import parse_id, parse_score
 from work.models import AssignmentStatus
@@ -174,9 +175,24 @@ def exam_item_add(request: HttpRequest, pk: int) -> HttpResponse:
         if answer_pk is not None
         else Answer.objects.filter(by_external_id).first()
     )
-    if answer is None or hasattr(answer, "reserved"):
-        messages.error(request, _("No such answer."))
-        return redirect("console_exam", pk=exam.pk)
+    # Only real answers the exam's panel scores (the control items' rule): another panel's
+    # answer does not exist here, and nothing is copied or added.
+    if (
+        answer is None
+        or hasattr(answer, "reserved")
+        or not allowed(request.user, "quality.manage_panel_answer", PanelAnswer(exam.panel, answer))
+    ):
+        form.add_error("answer", _("This panel scores no answer with that id."))
+        context = _exam_context(exam)
+        context.update(
+            {
+                "form": ExamForm(instance=exam),
+                "add_form": form,
+                "import_form": ImportForm(),
+                "gold_form": GoldPairsForm(),
+            }
+        )
+        return render(request, "console/exam.html", context, status=422)
     return _exam_change(
         request,
         exam,
