@@ -201,6 +201,14 @@ def demo_markup_ensure(report: DemoReport) -> None:
                 demo_document(item, marks, author), source=source, author=author, expert=expert
             )
             report.add("Markup", 1)
+    # The shipped expert markups count as asked by the Editing panel (markup.rules: a supervisor
+    # reads his panels' markups only, so the demo supervisor sees them; the system's is the
+    # admin's). Asked again on every seed: a database seeded before keeps no panel-less ones.
+    Markup.objects.filter(
+        text__external_id__in=[text_external_id(item) for item in DEMO_TEXTS],
+        source=MarkupSource.EXPERT,
+        panel__isnull=True,
+    ).update(panel=Panel.objects.get(key=DEMO_WORK_PANEL))
 
 
 # Texts for the demo experts to mark up themselves (markup.work): no markups shipped, two

@@ -1,19 +1,70 @@
 """Who may see span markups (django-rules).
 
-For now admins and supervisors who are not experts: the markups name their experts and show
-one expert's fragments beside another's, which an expert marking the same texts must not see
-(the same reason comparison.rules keeps experts off the rankings)."""
+The markup pages (the texts, two markups side by side) are for admins and supervisors who are
+not experts: the markups name their experts and show one expert's fragments beside another's,
+which an expert marking the same texts must not see (the same reason comparison.rules keeps
+experts off the rankings).
+
+What each of them sees there is scoped as the data browser scopes answers (docs/spans.md,
+"Who sees which markup"): a markup belongs to the panel that asked for it (`Markup.panel`,
+set by markup.work's assignment); a text belongs to the panels that were asked to mark it.
+
+- An admin sees every text and every submitted markup (imported ones and participants'
+  systems' included: they belong to no panel).
+- A supervisor sees the texts assigned to the panels he supervises and, on them, the submitted
+  markups of those panels only: not another panel's experts', not an imported markup, not a
+  participant's system's.
+- A draft is its author's alone (his markup work page): nobody else's page shows it.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import rules
+from django.db.models import Exists, OuterRef, QuerySet
 
+from markup.models import Markup, MarkupStatus, MarkupText
 from panels.rules import is_admin, is_expert, is_supervisor
 from participants.rules import is_participant
 
-rules.add_perm("markup.view_markups", is_admin | (is_supervisor & ~is_expert))
+views_markups = is_admin | (is_supervisor & ~is_expert)
+rules.add_perm("markup.view_markups", views_markups)
+
+
+def visible_markups(user: Any) -> QuerySet[Markup]:
+    """The markups `user` may read on the markup pages (the module's rule, as a query)."""
+    submitted = Markup.objects.filter(status=MarkupStatus.SUBMITTED)
+    if is_admin(user):
+        return submitted
+    if views_markups(user):
+        return submitted.filter(panel__supervisors=user.pk)
+    return Markup.objects.none()
+
+
+def visible_texts(user: Any) -> QuerySet[MarkupText]:
+    """The texts `user` may open on the markup pages: an admin every text, a supervisor those
+    assigned to a panel he supervises (a markup of that panel, a draft included)."""
+    if is_admin(user):
+        return MarkupText.objects.all()
+    if views_markups(user):
+        assigned = Markup.objects.filter(text=OuterRef("pk"), panel__supervisors=user.pk)
+        return MarkupText.objects.filter(Exists(assigned))
+    return MarkupText.objects.none()
+
+
+@rules.predicate
+def sees_text(user: Any, text: Any) -> bool:
+    return text is not None and visible_texts(user).filter(pk=text.pk).exists()
+
+
+@rules.predicate
+def sees_markup(user: Any, markup: Any) -> bool:
+    return markup is not None and visible_markups(user).filter(pk=markup.pk).exists()
+
+
+rules.add_perm("markup.view_text", views_markups & sees_text)
+rules.add_perm("markup.view_markup", views_markups & sees_markup)
 
 
 @rules.predicate

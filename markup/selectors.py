@@ -9,12 +9,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import Prefetch, QuerySet
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
 from markup.services import markup_document
-from markup.work import divergence_reasons, independent_agreement, score_check
+from markup.work import divergence_reasons, independent_agreement, independent_pair, score_check
 from protocol.spans import (
     METRICS,
     Fragment,
@@ -182,20 +183,35 @@ class TextRow:
         return bool(self.reasons)
 
 
-def text_rows(texts: Iterable[MarkupText] | None = None) -> list[TextRow]:
+def text_rows(
+    texts: Iterable[MarkupText] | None = None, *, markups: QuerySet[Markup] | None = None
+) -> list[TextRow]:
     """The texts (default: every text) with their markups and, for each submitted algorithmic
     markup, M(A, E) per submitted expert markup and the relative accuracies (when the text has
-    expert markups). The page passes one page of texts: the metrics are computed per request."""
+    expert markups). The page passes one page of texts: the metrics are computed per request.
+
+    `markups`: the markups the viewer may read (markup.rules.visible_markups; default: all).
+    Only those are listed and measured, and the independent markups' agreement is shown only
+    when the viewer may read both."""
     if texts is None:
         texts = MarkupText.objects.order_by("external_id")
     ids = [t.pk for t in texts]
-    loaded = MarkupText.objects.filter(pk__in=ids).prefetch_related("markups", "markups__panel")
+    shown = Markup.objects.all() if markups is None else markups
+    loaded = MarkupText.objects.filter(pk__in=ids).prefetch_related(
+        Prefetch(
+            "markups",
+            queryset=shown.select_related("panel").order_by("pk"),
+            to_attr="shown_markups",
+        )
+    )
     order = {pk: k for k, pk in enumerate(ids)}
     rows = []
     for text in sorted(loaded, key=lambda t: order[t.pk]):
-        markups = list(text.markups.all())
+        markups_of_text: list[Markup] = text.shown_markups
+        readable = {m.pk for m in markups_of_text}
+        pair_shown = {m.pk for m in independent_pair(text)} <= readable
         # Accuracy is of finished markups only: a draft is work in progress.
-        done = [m for m in markups if m.status == MarkupStatus.SUBMITTED]
+        done = [m for m in markups_of_text if m.status == MarkupStatus.SUBMITTED]
         experts = [m for m in done if m.source == MarkupSource.EXPERT]
         accuracy = []
         if experts:
@@ -215,10 +231,10 @@ def text_rows(texts: Iterable[MarkupText] | None = None) -> list[TextRow]:
         rows.append(
             TextRow(
                 text,
-                markups,
+                markups_of_text,
                 accuracy,
-                independent_agreement(text),
-                divergence_reasons(text),
+                independent_agreement(text) if pair_shown else None,
+                divergence_reasons(text) if pair_shown else [],
                 flags,
             )
         )

@@ -1,19 +1,21 @@
 """The span markup pages (admins and supervisors who are not experts, markup.rules): the texts
-with their markups, and two markups of one text side by side."""
+with their markups, and two markups of one text side by side, each showing only what
+markup.rules lets the viewer read (his panels' texts and submitted markups)."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from lib.integers import ascii_int
 from markup import selectors
 from markup.models import Markup, MarkupText
+from markup.rules import visible_markups, visible_texts
 from markup.work import divergence_threshold
-from panels.access import allowed, require
+from panels.access import allowed, get_object_for, require
 from panels.models import Panel
 from panels.rules import is_admin
 
@@ -25,12 +27,12 @@ def text_list(request: HttpRequest) -> HttpResponse:
     user = request.user
     # The assignment form lists the panels this user may assign work in (panels.manage_panel).
     panels = Panel.objects.all() if is_admin(user) else Panel.objects.filter(supervisors=user.pk)
-    page = Paginator(MarkupText.objects.order_by("external_id"), 20).get_page(
+    page = Paginator(visible_texts(user).order_by("external_id"), 20).get_page(
         request.GET.get("page")
     )
     context = {
         "page": page,
-        "rows": selectors.text_rows(page.object_list),
+        "rows": selectors.text_rows(page.object_list, markups=visible_markups(user)),
         "panels": panels.order_by("number"),
         "threshold": divergence_threshold(),
         "can_transfer": allowed(user, "markup.export_markups"),
@@ -53,8 +55,9 @@ def _markup_id(request: HttpRequest, name: str) -> int | None:
 def text_compare(request: HttpRequest, pk: int) -> HttpResponse:
     """Markups `x` and `y` of the text (default: its first two)."""
     require(request.user, "markup.view_markups")
-    text = get_object_or_404(MarkupText, pk=pk)
-    markups = list(text.markups.all())
+    text = get_object_for(request.user, "markup.view_text", MarkupText, pk=pk)
+    # Another panel's markup, a draft or a system's is not found, as if it did not exist.
+    markups = list(visible_markups(request.user).filter(text=text).order_by("pk"))
     by_id = {m.pk: m for m in markups}
     chosen: list[Markup | None] = []
     for name, default in (("x", 0), ("y", 1)):

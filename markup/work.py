@@ -331,7 +331,8 @@ def markup_submit(
     return SubmitResult(locked, repeated=False, third=third)
 
 
-def _independent_pair(text: MarkupText) -> list[Markup]:
+def independent_pair(text: MarkupText) -> list[Markup]:
+    """The text's first two submitted independent expert markups (fewer until submitted)."""
     return list(
         text.markups.filter(
             source=MarkupSource.EXPERT, role=MarkupRole.INDEPENDENT, status=MarkupStatus.SUBMITTED
@@ -343,7 +344,7 @@ def independent_agreement(text: MarkupText) -> float | None:
     """M between the text's first two submitted independent expert markups, the lower of
     M(X, Y) and M(Y, X) (M is not symmetric: M3–M6 divide by the first markup's fragments; the
     lower one is the conservative reading of "they diverge"); None until two are submitted."""
-    return _agreement(text, _independent_pair(text))
+    return _agreement(text, independent_pair(text))
 
 
 def _agreement(text: MarkupText, pair: list[Markup]) -> float | None:
@@ -358,7 +359,7 @@ def divergence_reasons(text: MarkupText, threshold: float | None = None) -> list
     """Why the two independent markups call for a third: their agreement M below the threshold
     (the issue's rule), or the regulations' score conditions for the essay type (Appendix 3,
     protocol.markup_scores.third_check_reasons). Empty until both are submitted."""
-    pair = _independent_pair(text)
+    pair = independent_pair(text)
     if len(pair) < 2:
         return []
     agreement = _agreement(text, pair)  # the pair already read: not read and matched again
