@@ -87,6 +87,9 @@ class Side:
     # A participant's markup run over the world's sample, its text released (markup.contest);
     # A's run is participant_a's, B's participant_b's.
     markup_run: Any = None
+    # A text assigned to the panel (markup.work): two submitted independent markups by its
+    # experts, a participant's system's markup and the side's expert's draft (markups_of_side).
+    markup_text: Any = None
     # A scored submission of the side's participant (participant_a / participant_b).
     submission: Any = None
     # The expert's instruction in review (authoring; the expert writes for his panel) and an
@@ -109,7 +112,8 @@ class World:
     export_job: Job | None = None
     aggregate_job: Job | None = None
     pair_job: Job | None = None
-    # A span-marked text with two markups (the markup app; no panel's).
+    # A span-marked text with two imported markups (no panel's) and each side's expert's draft
+    # (so assigned to both panels; each side has a text of its own panel besides).
     markup_text: Any = None
     # Participants (markup.contest) by the side whose run is theirs.
     participants: dict[str, User] = field(default_factory=dict)
@@ -307,8 +311,10 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
     world.pair_job = Job.objects.create(kind=JobKind.PAIR_IMPORT, status=JobStatus.DONE)
     if apps.is_installed("markup"):
         world.markup_text = _markup_text()
-        for side in (world.a, world.b):
-            side.markup_work = _markup_work(world.markup_text, side)
+        for key, side in (("A", world.a), ("B", world.b)):
+            side.markup_work = _markup_work(world.markup_text, side, key)
+            peer = peer_a if key == "A" else peer_b
+            side.markup_text = _markup_text_of_panel(key, side, peer)
         _markup_runs(world)
     if apps.is_installed("leaderboards"):
         from dataset.models import TripleAggregate
@@ -440,7 +446,14 @@ def _markup_runs(world: World) -> None:
         world.participants[key] = user
 
 
-def _markup_work(text: Any, side: Side) -> Any:
+# Markers of each kind of markup a markup page may show, per side ({key}: A or B): who may read
+# which is markup.rules' (tests/security/test_access_matrix.py searches the pages for them).
+MARKUP_SUBMITTED = "PanelMarkup-{key}"
+MARKUP_DRAFT = "DraftMarkup-{key}"
+MARKUP_SYSTEM = "SystemMarkup-{key}"
+
+
+def _markup_work(text: Any, side: Side, key: str) -> Any:
     """The side's expert's assigned markup of `text` (a draft, as markup.work assigns it)."""
     from markup.models import Markup, MarkupRole, MarkupStatus
 
@@ -448,7 +461,7 @@ def _markup_work(text: Any, side: Side) -> Any:
         text=text,
         source="expert",
         expert=side.expert,
-        author=side.expert.pseudonym,
+        author=MARKUP_DRAFT.format(key=key),
         panel=side.panel,
         role=MarkupRole.INDEPENDENT,
         status=MarkupStatus.DRAFT,
@@ -469,3 +482,33 @@ def _markup_text() -> Any:
         fragments = [Fragment(0, end, "Г.деепр")]
         stored = markup_store(MarkupDocument(text, fragments, meta)).text
     return stored
+
+
+def _markup_text_of_panel(key: str, side: Side, peer: Expert) -> Any:
+    """A text assigned to the side's panel: two submitted independent markups by its experts
+    (the side's expert and his peer), a participant's system's markup, and a draft of the
+    side's expert on the world's shared text (`_markup_work`)."""
+    from markup.models import Markup, MarkupRole, MarkupSource, MarkupStatus
+    from markup.services import markup_store
+    from protocol.markup_format import MarkupDocument, default_meta
+    from protocol.spans import Fragment
+
+    text = f"Читая книгу панели {key}, снег падал."
+    stored = None
+    for n, (expert, end) in enumerate(((side.expert, 11), (peer, 20)), start=1):
+        meta = {**default_meta(), "uuid": f"sec-markup-{key}", "subject": "rus"}
+        document = MarkupDocument(text, [Fragment(0, end, "Г.деепр")], meta)
+        stored = markup_store(
+            document, author=f"{MARKUP_SUBMITTED.format(key=key)}-{n}", expert=expert
+        )
+        Markup.objects.filter(pk=stored.pk).update(
+            panel=side.panel, role=MarkupRole.INDEPENDENT, status=MarkupStatus.SUBMITTED
+        )
+    assert stored is not None
+    meta = {**default_meta(), "uuid": f"sec-markup-{key}", "subject": "rus"}
+    markup_store(
+        MarkupDocument(text, [Fragment(0, 5, "Г.деепр")], meta),
+        source=MarkupSource.ALGORITHM,
+        author=MARKUP_SYSTEM.format(key=key),
+    )
+    return stored.text

@@ -25,6 +25,14 @@ conftest.py; add the object to `Side` or `World` there) and the Side of the owne
 or None for a URL without arguments. Run the test, read the observed row it prints, and declare
 what SHOULD happen: an observed outcome that is wrong is a bug to report, not a row to paste.
 
+Personas outside the ten columns walk every route in tests of their own: a participant
+(`test_a_participant_reaches_only_his_runs_and_public_pages`) and a participant revoked or not
+approved yet (`test_a_revoked_or_unapproved_participant_reaches_only_public_pages`: public pages
+only). Where a route is open to a persona but what it may touch is narrower than the URL's
+object, a test walks that too: an exam of his panel takes only answers his panel scores
+(`test_an_exam_takes_only_answers_its_panel_scores`), and the markup pages show a supervisor his
+panels' submitted markups only (`test_the_markup_pages_show_a_supervisor_his_panels_markups_only`).
+
 Every request is made inside a savepoint that is rolled back, so a POST by one persona does not
 change what the next one sees. Every response an expert receives is searched for the secrets of
 the blind protocol (the model's identity, another expert's rationale, exam reference comments).
@@ -39,6 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.signals import got_request_exception
 from django.db import transaction
@@ -46,7 +55,7 @@ from django.test import Client
 from django.urls import resolve, reverse
 
 from quality.control import control_reference_criteria
-from tests.conftest import rubric_of
+from tests.conftest import make_user, rubric_of
 from tests.security.conftest import GOOD, SECRETS, Side, World
 from tests.security.urlwalk import Route, api_operations, url_routes
 from work.models import Estimate, Triple
@@ -149,7 +158,7 @@ ATTEMPT_ITEM: Kwargs = lambda w, s: {  # noqa: E731
 JUDGE_RUN: Kwargs = lambda w, s: {"pk": s.judge_run.pk}  # noqa: E731
 # Admin-only objects belong to no panel: the same object is requested for both sides.
 IMPORT_JOB: Kwargs = lambda w, s: {"pk": w.import_job.pk}  # type: ignore[union-attr]  # noqa: E731
-MARKUP_TEXT: Kwargs = lambda w, s: {"pk": w.markup_text.pk}  # noqa: E731
+MARKUP_TEXT: Kwargs = lambda w, s: {"pk": s.markup_text.pk}  # noqa: E731
 MARKUP_WORK: Kwargs = lambda w, s: {"pk": s.markup_work.pk}  # noqa: E731
 MARKUP_RUN: Kwargs = lambda w, s: {"pk": s.markup_run.pk}  # noqa: E731
 BOARD: Kwargs = lambda w, s: {"slug": w.leaderboard.slug}  # noqa: E731
@@ -952,6 +961,7 @@ ACCESS: dict[str, Row] = {
             (REDIRECT, 404),
         ),
     ),
+    # Another panel's answer into one's exam: test_an_exam_takes_only_answers_its_panel_scores.
     "console_exam_item_add": Row(
         EXAM,
         data=EXAM_ITEM_ADD,
@@ -1162,7 +1172,9 @@ ACCESS: dict[str, Row] = {
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
     # --- span markups: admins and supervisors who are not experts (a markup names its expert
-    # and shows his fragments beside another's); texts belong to no panel.
+    # and shows his fragments beside another's); a text belongs to the panels assigned to mark
+    # it, another panel's text does not exist (404). What each page shows of them:
+    # test_the_markup_pages_show_a_supervisor_his_panels_markups_only.
     "markup_texts": Row(
         None,
         GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
@@ -1170,7 +1182,7 @@ ACCESS: dict[str, Row] = {
     ),
     "markup_compare": Row(
         MARKUP_TEXT,
-        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        GET=e(LOGIN, 403, 403, (200, 404), (404, 200), 200, 403, 403, 403, (200, 404)),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
     # --- leaderboards: the list is open (it lists what each may see); a private board is for
@@ -1947,6 +1959,255 @@ def test_a_participant_reaches_only_his_runs_and_public_pages(world: World) -> N
                 problems.append(f"{route.key} {method}: a participant got {seen}")
         problems += [f"crash: {c}" for c in CRASHES[:2]]
     assert not leaks, "a participant saw: " + "\n".join(leaks)
+    assert not problems, "\n".join(problems)
+
+
+# A participant not approved yet, or revoked, may do nothing but read the public pages: on these
+# routes he gets what any visitor gets (home sends him on, the register page to his page, which
+# refuses him); on every other route he is refused (403, 404, 405) or sent to log in.
+PENDING: dict[str, dict[str, Cell]] = {
+    "home": {"GET": REDIRECT, "POST": REDIRECT},
+    "healthz": {"GET": 200, "POST": 405},
+    "login": {"GET": 200, "POST": 200},
+    "favicon": {"GET": 200, "POST": 405},
+    "logout": {"GET": 405, "POST": LOGIN},
+    "set_language": {"GET": REDIRECT, "POST": REDIRECT},
+    "api-schema": {"GET": 200, "POST": 405},
+    "api-docs": {"GET": 200, "POST": 405},
+    "leaderboards": {"GET": 200, "POST": 405},
+    "participant_register": {"GET": REDIRECT, "POST": REDIRECT},
+}
+
+
+def _pending_accounts(world: World) -> dict[str, User]:
+    """Three accounts in that state: participant_a revoked by an admin through the page (his
+    run and his submission stay, his session too), an account registered through the page and
+    not approved yet (inactive until then), and one an admin created unapproved in the admin."""
+    from participants.models import Participant
+
+    revoked = world.participants["A"]
+    admin = Client()
+    admin.force_login(world.personas.admin)
+    response = admin.post(
+        reverse("participant_approve", kwargs={"pk": revoked.participant.pk}), {"approved": "0"}
+    )
+    assert response.status_code == 302
+    revoked.refresh_from_db()
+    assert not Participant.objects.get(user=revoked).approved
+    registered = Client().post(
+        reverse("participant_register"),
+        {
+            "username": "newcomer",
+            "email": "newcomer@example.org",
+            "organisation": "Newcomers",
+            "password1": "a-long-pass-phrase-9",
+            "password2": "a-long-pass-phrase-9",
+        },
+    )
+    assert registered.status_code == 200
+    unapproved = make_user("unapproved")
+    Participant.objects.create(user=unapproved, organisation="Unapproved", approved=False)
+    return {
+        "revoked": revoked,
+        "registered": User.objects.get(username="newcomer"),
+        "unapproved": unapproved,
+    }
+
+
+def test_a_revoked_or_unapproved_participant_reaches_only_public_pages(world: World) -> None:
+    problems = []
+    leaks = []
+    accounts = _pending_accounts(world)
+    # The internal board (a participant in good standing reads it) is refused him too.
+    internal = {"slug": world.submission_board.slug}
+    extra = [reverse("leaderboard", kwargs=internal), reverse("submissions")]
+    for name, user in accounts.items():
+        # His session from before the revocation: logged in once, kept across the routes.
+        client = Client(raise_request_exception=False)
+        client.force_login(user)
+        for url in extra:
+            response, _content = _request(client, "GET", url)
+            if _outcome(response) not in REFUSED | {LOGIN}:
+                problems.append(f"{name}: GET {url}: got {_outcome(response)}")
+        for route in ROUTES:
+            CRASHES.clear()
+            if route.key == "logout":
+                continue  # it would end the session the other routes are asked with
+            row = ACCESS[route.key]
+            urls, bodies = {}, {}
+            for owner, side in (("A", world.a), ("B", world.b)):
+                kwargs = row.kwargs(world, side) if row.kwargs else {}
+                urls[owner] = reverse(route.key, kwargs=kwargs) if kwargs else reverse(route.key)
+                bodies[owner] = row.data(world, side) if row.data else None
+            for method in row.methods:
+                seen = []
+                for owner in ("A", "B"):
+                    response, content = _request(
+                        client, method, urls[owner], bodies[owner], row.json
+                    )
+                    seen.append(_outcome(response))
+                    text = content.decode(errors="replace")
+                    leaks += [
+                        f"{name}: {method} {urls[owner]}: {s!r}" for s in SECRETS if s in text
+                    ]
+                declared = PENDING.get(route.key, {}).get(method)
+                anonymous = _expected(row.methods[method]["anon"])
+                if declared is not None:
+                    # What a visitor gets is fine too (an inactive account's session is none).
+                    if tuple(seen) not in (_expected(declared), anonymous):
+                        problems.append(
+                            f"{name}: {route.key} {method}: expected {declared}, got {seen}"
+                        )
+                elif not set(seen) <= REFUSED | {LOGIN}:
+                    problems.append(f"{name}: {route.key} {method}: got {seen}")
+            problems += [f"crash: {c}" for c in CRASHES[:2]]
+    assert not leaks, "a pending participant saw: " + "\n".join(leaks)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("language", "awaits", "wrong"),
+    [
+        ("en", "This account awaits approval", "Wrong username or password"),
+        ("ru", "ожидает одобрения", "Неверное имя пользователя или пароль"),
+    ],
+)
+def test_a_pending_participant_logging_in_is_told_his_account_awaits_approval(
+    world: World, language: str, awaits: str, wrong: str
+) -> None:
+    from tests.conftest import PASSWORD
+
+    accounts = _pending_accounts(world)
+    passwords = {"revoked": PASSWORD, "registered": "a-long-pass-phrase-9", "unapproved": PASSWORD}
+    for name, user in accounts.items():
+        client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        data = {"username": user.username, "password": passwords[name]}
+        response = client.post(reverse("login"), data)
+        page = response.content.decode()
+        assert response.status_code == 200, name
+        assert awaits in page and wrong not in page, name
+        assert "_auth_user_id" not in client.session, name
+        # A wrong password says nothing about the account.
+        response = client.post(reverse("login"), {**data, "password": "not-his-password"})
+        page = response.content.decode()
+        assert wrong in page and awaits not in page, name
+    # Approved again, he logs in.
+    participant = accounts["revoked"].participant
+    participant.approved = True
+    participant.save(update_fields=["approved"])
+    client = Client(HTTP_ACCEPT_LANGUAGE=language)
+    response = client.post(
+        reverse("login"), {"username": accounts["revoked"].username, "password": PASSWORD}
+    )
+    assert response.status_code == 302 and "_auth_user_id" in client.session
+
+
+# Who may add an answer to an exam of each side: the exam's managers among the personas.
+EXAM_MANAGERS = {
+    "A": ("sup_a", "admin", "sup_a_expert_a", "sup_a2"),
+    "B": ("sup_b", "admin", "sup_b_expert_a"),
+}
+
+
+def test_an_exam_takes_only_answers_its_panel_scores(world: World) -> None:
+    """An answer of the other panel is refused by name (422, the field's error), nothing is
+    copied or added; an answer both panels score is taken (a real payload, so the refusal is
+    for the right reason)."""
+    from quality.control import answer_routed_to_panel
+    from quality.models import ExamItem
+    from work.models import ReservedAnswer
+
+    clients = _clients(world)
+    problems = []
+    for owner, other in (("A", "B"), ("B", "A")):
+        side, foreign = world.side(owner), world.side(other).answer
+        assert not answer_routed_to_panel(panel=side.panel, answer=foreign)
+        url = reverse("console_exam_item_add", kwargs={"pk": side.exam.pk})
+        for persona in EXAM_MANAGERS[owner]:
+            for answer, want in ((foreign, 422), (world.shared, REDIRECT)):
+                assert answer is not None
+                with transaction.atomic():
+                    copies = ReservedAnswer.objects.filter(source=answer)
+                    before = (ExamItem.objects.count(), copies.count())
+                    response = clients[persona].post(url, {"answer": str(answer.pk)})
+                    after = (ExamItem.objects.count(), copies.count())
+                    # The exam is in use: the item goes into a new version of it.
+                    taken = ExamItem.objects.filter(
+                        exam__lineage=side.exam.lineage, answer__reserved__source=answer
+                    ).exists()
+                    transaction.set_rollback(True)
+                got = _outcome(response)
+                if got != want:
+                    problems.append(f"{persona} on {owner}'s exam, answer {answer.pk}: got {got}")
+                elif want == 422:
+                    page = response.content.decode()
+                    if 'id="answer-errors"' not in page or after != before or taken:
+                        problems.append(f"{persona} on {owner}'s exam: {before} -> {after}")
+                elif not taken:
+                    problems.append(f"{persona} on {owner}'s exam: the shared answer not added")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_markup_pages_show_a_supervisor_his_panels_markups_only(world: World) -> None:
+    """The texts page and every comparison: a supervisor reads the submitted markups of his
+    panels' experts only (not another panel's, not a participant's system's, no draft), and
+    another panel's markup is not found even by its id; an admin reads every submitted one."""
+    from markup.models import Markup, MarkupStatus
+    from tests.security.conftest import MARKUP_DRAFT, MARKUP_SUBMITTED, MARKUP_SYSTEM
+
+    def markers(*keys: str, kinds: tuple[str, ...]) -> set[str]:
+        return {kind.format(key=key) for key in keys for kind in kinds}
+
+    everything = markers("A", "B", kinds=(MARKUP_SUBMITTED, MARKUP_DRAFT, MARKUP_SYSTEM))
+    readable = {
+        "sup_a": markers("A", kinds=(MARKUP_SUBMITTED,)),
+        "sup_a2": markers("A", kinds=(MARKUP_SUBMITTED,)),
+        "sup_b": markers("B", kinds=(MARKUP_SUBMITTED,)),
+        "admin": markers("A", "B", kinds=(MARKUP_SUBMITTED, MARKUP_SYSTEM)),
+    }
+    texts = {"A": world.a.markup_text, "B": world.b.markup_text, "shared": world.markup_text}
+    opens = {
+        "sup_a": {"A", "shared"},
+        "sup_a2": {"A", "shared"},
+        "sup_b": {"B", "shared"},
+        "admin": {"A", "B", "shared"},
+    }
+    clients = _clients(world)
+    problems = []
+    for persona, wanted in readable.items():
+        client = clients[persona]
+        listing = client.get(reverse("markup_texts")).content.decode()
+        shown = {m for m in everything if m in listing}
+        # Submitted markups are listed by their author; the system's by its accuracy table.
+        if shown != wanted:
+            problems.append(f"{persona}: the texts page shows {sorted(shown)}")
+        for key, text in texts.items():
+            url = reverse("markup_compare", kwargs={"pk": text.pk})
+            response = client.get(url)
+            want = 200 if key in opens[persona] else 404
+            if response.status_code != want:
+                problems.append(f"{persona}: {key}'s text: got {response.status_code}")
+                continue
+            if want == 404:
+                continue
+            page = response.content.decode()
+            leaked = {m for m in everything - wanted if m in page}
+            if leaked:
+                problems.append(f"{persona}: {key}'s comparison shows {sorted(leaked)}")
+            # Asked by id, a markup he may not read does not exist.
+            for markup in Markup.objects.filter(text=text):
+                allowed_markup = markup.status == MarkupStatus.SUBMITTED and (
+                    persona == "admin"
+                    or (
+                        markup.panel is not None
+                        and markup.panel.supervisors.filter(
+                            pk=world.users[persona].pk  # type: ignore[union-attr]
+                        ).exists()
+                    )
+                )
+                got = client.get(url, {"x": markup.pk}).status_code
+                if got != (200 if allowed_markup else 404):
+                    problems.append(f"{persona}: markup {markup.author} of {key}: got {got}")
     assert not problems, "\n".join(problems)
 
 
