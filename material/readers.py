@@ -1,7 +1,16 @@
-"""Readers of the material import: CSV, JSONL, XLSX and Parquet files as rows of text cells.
+"""Readers of the material import: CSV, JSONL, XLSX and Parquet files as rows of cells.
 
 Each opener checks what can be checked before reading (encoding, zip bombs, Parquet types, JSON
 depth) and yields rows as the user sees them in the file, so errors can name row and column.
+
+One typed reading for every format: each import names the kinds a field accepts (``types``:
+"string", "integer", "boolean", "struct", "map"). A Parquet column is checked by its type, a
+JSON line's or a workbook's cell by its value (CSV cells are all text), so the same content gets
+the same answer in every format: a number, a boolean, a list, an object, NaN or Infinity where
+text is expected is refused naming row and column, never stored as "7" or "inf". An id is text
+or an integer (a whole number in a workbook's cell is one); a fractional number such as 1.0 is
+refused. A workbook's formula cell is refused naming its sheet and cell: its cached value may be
+stale (openpyxl writes none, so it reads as 0).
 """
 
 from __future__ import annotations
@@ -10,11 +19,13 @@ import codecs
 import csv
 import io
 import json
+import math
 import re
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import IO, Any
 
@@ -293,31 +304,69 @@ def _check_xlsx_zip(path: Path, max_bytes: int, errors: Errors) -> bool:
     return True
 
 
-def open_xlsx(path: Path, max_bytes: int, errors: Errors, stack: list[Any]) -> Source | None:
+def _formula_error(errors: Errors, sheet: str, number: int, column: str | None, where: Any) -> None:
+    errors.add(
+        number,
+        column,
+        "formula",
+        _(
+            "The cell %(cell)s of the sheet “%(sheet)s” holds a formula: formulas are not read "
+            "(their stored result may be stale or missing); paste the values instead."
+        )
+        % {"cell": where.coordinate, "sheet": sheet},
+    )
+
+
+def open_xlsx(
+    path: Path,
+    max_bytes: int,
+    errors: Errors,
+    stack: list[Any],
+    *,
+    read: set[str] | None = None,
+) -> Source | None:
+    """`read`: the columns the import reads (None: all); a formula elsewhere is left alone."""
     if not _check_xlsx_zip(path, max_bytes, errors):
         return None
     # Imported here: heavy, and only XLSX imports need it.
     import openpyxl
 
     try:
-        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        # data_only=False: a formula cell keeps its formula (data type "f"), so it is refused
+        # instead of read as its cached result.
+        workbook = openpyxl.load_workbook(path, read_only=True, data_only=False)
     except Exception as exc:  # openpyxl raises many kinds for a broken workbook
         errors.add(None, None, "bad_xlsx", _("The workbook cannot be opened: %s") % exc)
         return None
     stack.append(workbook)
     sheet = workbook.worksheets[0]
-    it = sheet.iter_rows(values_only=True)
+    it = sheet.iter_rows()
     header = next(it, ())
-    columns = [str(h).strip().lower() if h is not None else "" for h in header]
+    for c in header:
+        if c.data_type == "f":
+            _formula_error(errors, sheet.title, 1, None, c)
+    if errors:
+        return None
+    columns = [str(c.value).strip().lower() if c.value is not None else "" for c in header]
+    checked = [bool(c) and (read is None or c in read) for c in columns]
     total = max((sheet.max_row or 0) - 1, 1)
     state = {"i": 0}
 
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
         for number, cells in enumerate(it, start=2):
             state["i"] = number - 1
-            if all(c is None or (isinstance(c, str) and not c.strip()) for c in cells):
+            values = [c.value for c in cells]
+            if all(v is None or (isinstance(v, str) and not v.strip()) for v in values):
                 continue
-            yield number, {c: v for c, v in zip(columns, cells, strict=False) if c}
+            formulas = [
+                (column, c)
+                for column, wanted, c in zip(columns, checked, cells, strict=False)
+                if wanted and c.data_type == "f"
+            ]
+            for column, c in formulas:
+                _formula_error(errors, sheet.title, number, column, c)
+            if not formulas:
+                yield number, {c: v for c, v in zip(columns, values, strict=False) if c}
 
     return Source(columns, rows(), lambda: min(state["i"] / total, 1.0), header_row=1)
 
@@ -406,6 +455,84 @@ def _arrow_kind(kind: Any) -> str:
     return str(kind)
 
 
+def _kind_names() -> dict[str, str]:
+    return {
+        "string": _("text (string)"),
+        "integer": _("integer"),
+        "boolean": _("boolean"),
+        "struct": _("JSON object"),
+        "map": "map",
+    }
+
+
+def value_kind(value: Any) -> str:
+    """The kind of a typed cell's value (a JSON line's, a workbook's), named as the Arrow kinds
+    of Parquet columns, so one table of accepted kinds rules every format."""
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, dict):
+        return "struct"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, (datetime, date, time)):
+        return "date"
+    return "number"  # a float, NaN and Infinity included
+
+
+def _value_shown(value: Any) -> str:
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, float) and math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    kind = value_kind(value)
+    if kind == "boolean":
+        return _("a boolean (%s)") % ("true" if value else "false")
+    if kind == "integer":
+        return _("an integer (%s)") % value
+    if kind == "list":
+        return _("a JSON list")
+    if kind == "struct":
+        return _("a JSON object")
+    if kind == "date":
+        return _("a date")
+    return _("a number (%s)") % value
+
+
+def _typed_rows(
+    rows: Iterator[tuple[int, dict[str, Any]]],
+    errors: Errors,
+    aliases: dict[str, tuple[str, ...]],
+    types: dict[str, tuple[str, ...]],
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The rows whose every read cell has a kind its field accepts; each other cell is an
+    error naming row and column (its row is left out: the import stores nothing anyway)."""
+    allowed = {alias: types[name] for name, names_of in aliases.items() for alias in names_of}
+    names = _kind_names()
+    for number, row in rows:
+        ok = True
+        for column, value in row.items():
+            kinds = allowed.get(column)
+            if kinds is None or value is None or value_kind(value) in kinds:
+                continue
+            ok = False
+            errors.add(
+                number,
+                column,
+                "bad_type",
+                _("Expected %(expected)s, got %(got)s.")
+                % {
+                    "expected": ", ".join(str(names[k]) for k in kinds),
+                    "got": _value_shown(value),
+                },
+            )
+        if ok:
+            yield number, row
+
+
 def _parquet_types_ok(
     schema: Any,
     read: list[str],
@@ -417,13 +544,7 @@ def _parquet_types_ok(
     integers...); each wrong column is named with the type expected. An all-null column is
     fine (nothing to misread)."""
     field_of = {alias: name for name, names_of in aliases.items() for alias in names_of}
-    kinds = {
-        "string": _("text (string)"),
-        "integer": _("integer"),
-        "boolean": _("boolean"),
-        "struct": "struct",
-        "map": "map",
-    }
+    kinds = _kind_names()
     ok = True
     for column in read:
         kind = _arrow_kind(schema.field(column).type)
@@ -486,7 +607,8 @@ def open_file(
     None (with the errors added) when it cannot be read. The opened readers go on `stack`,
     for the caller to close.
 
-    `aliases` and `types` are the import's column map (Parquet reads only those columns)."""
+    `aliases` and `types` are the import's column map (Parquet reads only those columns), and
+    the kinds each field accepts, checked in every format (the module's docstring)."""
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         errors.add(
@@ -517,7 +639,8 @@ def open_file(
     elif fmt == "jsonl":
         source = open_jsonl(path, errors, stack)
     elif fmt == "xlsx":
-        source = open_xlsx(path, max_bytes, errors, stack)
+        read = {alias for names_of in aliases.values() for alias in names_of}
+        source = open_xlsx(path, max_bytes, errors, stack, read=read)
     else:
         source = open_parquet(path, errors, stack, aliases=aliases, types=types)
     if source is None:
@@ -527,6 +650,9 @@ def open_file(
         for column in dupes:
             errors.add(source.header_row, column, "bad_header", _("The column appears twice."))
         return None
+    if fmt in ("jsonl", "xlsx"):
+        # Parquet's columns were checked by their types, CSV cells are all text.
+        source.rows = _typed_rows(source.rows, errors, aliases, types)
     return source
 
 

@@ -167,8 +167,9 @@ _INSTRUCTION_FIELDS = (
 
 class FieldReader:
     """Reads a row's fields by their accepted column names and checks text and short values:
-    the rules every import applies to a cell (no JSON list or object where text is expected,
-    required text not empty, the length limits, no NUL)."""
+    the rules every import applies to a cell (required text not empty, the length limits, no
+    NUL). The cells' kinds (text, not a number or a JSON list) were checked by the reader
+    (material.readers.open_file)."""
 
     def __init__(
         self,
@@ -205,25 +206,8 @@ class FieldReader:
     def _name(self, name: str) -> str:
         return self.col.get(name, self.aliases[name][0])
 
-    def _not_text(self, number: int, name: str, raw: Any) -> bool:
-        """A list or object where text is expected (JSON lines): an error, never "[1, 2]"."""
-        if isinstance(raw, (list, dict)):
-            self.errors.add(
-                number,
-                self._name(name),
-                "bad_type",
-                _("Expected text, got a JSON list.")
-                if isinstance(raw, list)
-                else _("Expected text, got a JSON object."),
-            )
-            return True
-        return False
-
     def _short(self, number: int, row: dict[str, Any], name: str) -> str | None:
-        raw = self._get(row, name)
-        if self._not_text(number, name, raw):
-            return None
-        value = cell(raw).strip()
+        value = cell(self._get(row, name)).strip()
         limit = self.max_lengths[name]
         if len(value) > limit:
             self.errors.add(
@@ -236,10 +220,7 @@ class FieldReader:
         return value
 
     def _text(self, number: int, row: dict[str, Any], name: str, required: bool) -> str | None:
-        raw = self._get(row, name)
-        if self._not_text(number, name, raw):
-            return None
-        value = cell(raw)
+        value = cell(self._get(row, name))
         column = self._name(name)
         if required and not value.strip():
             self.errors.add(number, column, "empty_text", _("The text is empty."))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -246,10 +247,19 @@ def _read_row(
 
 
 def content_fingerprint(answers: dict[int, str]) -> str:
+    """What "the same answers" means: each answer compared as `compared_text` gives it, so
+    a trailing space, Windows line ends or another Unicode form make no new submission."""
     digest = hashlib.sha256()
     for pk in sorted(answers):
-        digest.update(f"{pk}\x1f{answers[pk]}\x1e".encode())
+        digest.update(f"{pk}\x1f{compared_text(answers[pk])}\x1e".encode())
     return digest.hexdigest()
+
+
+def compared_text(text: str) -> str:
+    """An answer as the duplicate check compares it: Unicode NFC, line ends as "\\n",
+    without the whitespace around it (the stored answer keeps its own bytes)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return unicodedata.normalize("NFC", text).strip()
 
 
 def settings_mismatch(fixed: dict[str, Any], given: dict[str, Any]) -> list[dict[str, Any]]:
