@@ -9,8 +9,8 @@ JSON line's or a workbook's cell by its value (CSV cells are all text), so the s
 the same answer in every format: a number, a boolean, a list, an object, NaN or Infinity where
 text is expected is refused naming row and column, never stored as "7" or "inf". An id is text
 or an integer (a whole number in a workbook's cell is one); a fractional number such as 1.0 is
-refused. A workbook's formula cell is refused naming its sheet and cell: its cached value may be
-stale (openpyxl writes none, so it reads as 0).
+refused. A workbook's formula cell is refused naming its sheet and cell: its cached result may
+be stale or missing (a workbook written by a program often holds none, or 0).
 """
 
 from __future__ import annotations
@@ -342,10 +342,10 @@ def open_xlsx(
     sheet = workbook.worksheets[0]
     it = sheet.iter_rows()
     header = next(it, ())
-    for c in header:
-        if c.data_type == "f":
-            _formula_error(errors, sheet.title, 1, None, c)
-    if errors:
+    header_formulas = [c for c in header if c.data_type == "f"]
+    for c in header_formulas:
+        _formula_error(errors, sheet.title, 1, None, c)
+    if header_formulas:
         return None
     columns = [str(c.value).strip().lower() if c.value is not None else "" for c in header]
     checked = [bool(c) and (read is None or c in read) for c in columns]
