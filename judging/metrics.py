@@ -176,19 +176,30 @@ PAIRWISE_LABELS = ("a", "b", "both_good", "both_bad")
 DECISIVE = frozenset({"a", "b"})
 
 
-def macro_f1(pairs: Iterable[tuple[str, str | None]]) -> float | None:
-    """Macro-F1 over the four labels of (gold, predicted) pairs, as REPA's primary metric.
+# A prediction that is none of the four labels (a parse failure "", "no_majority", None).
+FAILURE = "failure"
 
-    A prediction that is not one of the labels (a parse failure, "no_majority", None) is a miss:
-    it lowers the recall of the gold label and is no class of its own. The average is over the
-    labels that occur as gold or as a prediction (sklearn's default `labels`); a label with
-    neither true nor false positives nor misses does not count. None for no pairs.
+
+def macro_f1(
+    pairs: Iterable[tuple[str, str | None]], *, failure_class: bool = True
+) -> float | None:
+    """Macro-F1 over the labels of (gold, predicted) pairs, REPA's primary metric.
+
+    REPA (as sklearn's `f1_score(average="macro")` on the raw predictions): every prediction
+    that is not one of the four labels is one more class, "failure"; gold is never a failure,
+    so that class scores F1 0 and pulls the average down. With `failure_class=False` (the
+    variant shown beside it) a failure only lowers the recall of its gold label. The average is
+    over the classes that occur as gold or as a prediction (sklearn's default `labels`). Worked
+    example: gold a, a, b, both_good; predicted a, failure, b, both_good: a 2/3, b 1,
+    both_good 1, failure 0 -> 2/3 (REPA); without the class (2/3 + 1 + 1) / 3 = 8/9.
+    None for no pairs.
     """
-    rows = list(pairs)
+    rows = [(g, p if p in PAIRWISE_LABELS else FAILURE) for g, p in pairs]
     if not rows:
         return None
+    classes = PAIRWISE_LABELS + ((FAILURE,) if failure_class else ())
     scores = []
-    for label in PAIRWISE_LABELS:
+    for label in classes:
         tp = sum(1 for g, p in rows if g == label and p == label)
         fp = sum(1 for g, p in rows if g != label and p == label)
         fn = sum(1 for g, p in rows if g == label and p != label)
@@ -219,17 +230,28 @@ def changed_share(pairs: Iterable[tuple[str, str]]) -> tuple[float | None, int]:
 
 
 def longer_pick_share(rows: Iterable[tuple[str, int, int]]) -> dict[str, Any]:
-    """Length bias: of the picks of one side ("a" or "b") between responses of different
-    lengths (characters), the share that picked the longer one.
+    """Length bias: how often the longer response (characters) is preferred.
 
-    rows: (label in the pair's orientation, length of A, length of B). Left out of the
-    denominator, and counted: ties and failures (no side picked) and pairs of equal length (no
-    longer side). 0.5 is no preference; above it, the longer response wins more often.
+    rows: (label in the pair's orientation, length of A, length of B).
+
+    - `share` (REPA, Table 7: "percentage of cases in which the longer response is
+      preferred"): picks of the longer side over every labelled prediction (the four labels);
+      "both good", "both bad" and pairs of equal length are in the denominator and are no
+      longer pick. Failures and "no_majority" (no prediction) are left out, counted.
+    - `one_sided_share` (variant): the same picks over the one-side picks between responses of
+      different lengths only; 0.5 is no preference there.
+
+    Worked example: a over (10, 5), b over (10, 5), b over (3, 9), a over (7, 7), both_good
+    over (1, 9), a failure: 2 longer picks of 5 labelled = 0.4 (REPA); 2 of 3 one-side picks of
+    different lengths = 2/3 (variant).
     """
-    picks = longer = ties = equal = 0
+    labelled = picks = longer = no_label = equal = 0
     for label, len_a, len_b in rows:
+        if label not in PAIRWISE_LABELS:
+            no_label += 1
+            continue
+        labelled += 1
         if label not in DECISIVE:
-            ties += 1
             continue
         if len_a == len_b:
             equal += 1
@@ -237,10 +259,44 @@ def longer_pick_share(rows: Iterable[tuple[str, int, int]]) -> dict[str, Any]:
         picks += 1
         longer += (label == "a") == (len_a > len_b)
     return {
-        "share": longer / picks if picks else None,
-        "n": picks,
-        "excluded_no_pick": ties,
-        "excluded_equal_length": equal,
+        "share": longer / labelled if labelled else None,
+        "n": labelled,
+        "longer": longer,
+        "one_sided_share": longer / picks if picks else None,
+        "n_one_sided": picks,
+        "excluded_no_label": no_label,
+        "equal_length": equal,
+    }
+
+
+def self_pick_confirmed(rows: Iterable[tuple[str, str, str]]) -> dict[str, Any]:
+    """Self-preference as REPA reports it (§3.2, Llama2-13b-chat: "selected its own responses
+    in 41.6% of pairwise comparisons ... only 23.5% of these self-selected responses aligned
+    with human judgment").
+
+    rows: (own side "a"/"b", judge label, expert majority label or "") over the pairs where
+    exactly one response is of the judge's family. `self_pick_rate`: the judge's picks of its
+    own side over its labelled predictions (failures and "no_majority" left out). `share`
+    (REPA's self-preference figure): of those self-picks, the ones the expert majority also
+    gave to that side, over the self-picks that have an expert majority (REPA is silent on
+    undecided experts: they are left out and counted as `unconfirmable`).
+
+    Worked example, own side a: judge/experts a/a, a/b, a/both_bad, a/"", b/b, both_good/
+    both_good: 4 self-picks of 6 labelled = 2/3; 1 confirmed of the 3 with a majority = 1/3.
+    """
+    rows = list(rows)
+    labelled = [r for r in rows if r[1] in PAIRWISE_LABELS]
+    picks = [r for r in labelled if r[1] == r[0]]
+    decided = [r for r in picks if r[2] in PAIRWISE_LABELS]
+    confirmed = sum(1 for own, _, human in decided if human == own)
+    return {
+        "share": confirmed / len(decided) if decided else None,
+        "confirmed": confirmed,
+        "n": len(decided),
+        "unconfirmable": len(picks) - len(decided),
+        "self_pick_rate": len(picks) / len(labelled) if labelled else None,
+        "self_picks": len(picks),
+        "n_labelled": len(labelled),
     }
 
 

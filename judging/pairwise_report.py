@@ -3,18 +3,22 @@ like the pointwise report (JudgeReport), read by the run page.
 
 Per comparison criterion (REPA §3.2, Tables 6-7, and issue #13):
 
-- Macro-F1 over the four labels against the *unanimous* expert items (three or more submitted
-  labels, all equal: REPA's consistent queries), per template, then mean ± population std
-  across the templates; also the F1 of the final label (majority over the templates).
+- Macro-F1 (REPA's, judging.metrics.macro_f1: a parse failure or no majority is a class of
+  its own that scores 0) against the *unanimous* expert items (three or more submitted labels,
+  all equal: REPA's consistent queries), per template, then mean ± population std across the
+  templates; also the F1 of the final label (majority over the templates). Beside it the
+  variant without the failure class (`f1_misses_*`: a failure only misses its gold label).
 - Position bias: with the run's swapped twin (JudgeRun.swap_of, either direction), the share of
   final labels, both brought to the pair's orientation, that change when A and B are swapped.
-- Length bias: the share of the judge's one-side picks that chose the longer response
-  (characters; ties, failures and equal lengths excluded from the denominator, counted), the
-  experts' majority labels beside it.
+- Length bias (REPA's, judging.metrics.longer_pick_share): picks of the longer response
+  (characters) over all labelled predictions; beside it the variant over one-side picks of
+  different lengths only; the experts' majority labels likewise.
 - Self-preference: pairs where exactly one response comes from a model of the judge's family
   (JudgeConfig.model_family inside LanguageModel.name, judging.metrics.same_family; pairs of
-  two own-family models are left out): the share of one-side picks that chose its own model,
-  the experts' share on the same pairs, and the judge's agreement with the expert majority.
+  two own-family models are left out). REPA's figure (judging.metrics.self_pick_confirmed):
+  the share of the judge's self-picks that the expert majority confirms, with the self-pick
+  rate; the variants beside it: the share of one-side picks that chose its own model (judge
+  and experts) and the judge's agreement with the expert majority on all those pairs.
 - Ranking: per-model win rate (ties 0.5) from the judge's final labels and from the experts'
   majority labels, and Kendall's tau-b and Spearman's rho between them.
 
@@ -35,7 +39,7 @@ from judging.pairwise import expert_labels, final_label, gold_labels, template_l
 from protocol.pairwise import majority
 from work.models import Estimate, EstimateStatus, Triple
 
-PAIRWISE_REPORT_VERSION = 1
+PAIRWISE_REPORT_VERSION = 2
 
 
 def twin_run(run: JudgeRun) -> JudgeRun | None:
@@ -176,6 +180,13 @@ def _criterion(
         for tpl in templates
     }
     f1_mean, f1_std = metrics.mean_std(list(per_template.values()))
+    misses = {
+        tpl: metrics.macro_f1(
+            ((gold[t].value, labels[t].get(tpl) or None) for t in gold_tids), failure_class=False
+        )
+        for tpl in templates
+    }
+    misses_mean, misses_std = metrics.mean_std(list(misses.values()))
     position, n_position = metrics.changed_share(
         (final[t], twin_final[t]) for t in tids if t in twin_final
     )
@@ -191,6 +202,12 @@ def _criterion(
         "f1_mean": f1_mean,
         "f1_std": f1_std,
         "f1_final": metrics.macro_f1((gold[t].value, final[t]) for t in gold_tids),
+        "f1_misses_by_template": misses,
+        "f1_misses_mean": misses_mean,
+        "f1_misses_std": misses_std,
+        "f1_misses_final": metrics.macro_f1(
+            ((gold[t].value, final[t]) for t in gold_tids), failure_class=False
+        ),
         "no_majority": sum(1 for t in tids if final[t] not in metrics.PAIRWISE_LABELS),
         "position_bias": {"share": position, "n": n_position} if twin_final else None,
         "length_bias": {
@@ -226,6 +243,9 @@ def _self_preference(
             return None, 0
         return sum(1 for t in picks if source[t] == own_side[t]) / len(picks), len(picks)
 
+    repa = metrics.self_pick_confirmed(
+        (own_side[t], final[t], human.get(t, "")) for t in own_side
+    )
     judge_share, judge_n = own_share(final)
     human_share, human_n = own_share(human)
     both = [
@@ -235,6 +255,7 @@ def _self_preference(
     ]
     return {
         "n_items": len(own_side),
+        "repa": repa,
         "judge_own_share": judge_share,
         "judge_picks": judge_n,
         "experts_own_share": human_share,

@@ -259,10 +259,14 @@ def test_macro_f1_by_hand() -> None:
     gold = ["a", "a", "b", "both_good"]
     pred: list[str | None] = ["a", "b", "b", None]
     # a: tp 1, fp 0, fn 1 -> 2/3; b: tp 1, fp 1, fn 0 -> 2/3; both_good: fn 1 -> 0;
-    # both_bad: absent from both sides -> not averaged. (2/3 + 2/3 + 0) / 3 = 4/9.
-    assert metrics.macro_f1(zip(gold, pred, strict=True)) == pytest.approx(4 / 9)
+    # both_bad: absent from both sides -> not averaged; the failure class: fp 1 -> 0.
+    # REPA: (2/3 + 2/3 + 0 + 0) / 4 = 1/3; without the failure class (2/3 + 2/3 + 0) / 3 = 4/9.
+    assert metrics.macro_f1(zip(gold, pred, strict=True)) == pytest.approx(1 / 3)
+    assert metrics.macro_f1(zip(gold, pred, strict=True), failure_class=False) == pytest.approx(
+        4 / 9
+    )
     assert metrics.macro_f1(zip(gold, gold, strict=True)) == 1.0
-    # A parse failure is a miss, not a class: all failures give 0, not "undefined".
+    # All failures give 0, not "undefined".
     assert metrics.macro_f1([("a", None), ("b", "no_majority")]) == 0.0
     assert metrics.macro_f1([]) is None
     assert metrics.mean_std([1 / 3, 1 / 3, 0.0]) == pytest.approx((2 / 9, math.sqrt(2) / 9))
@@ -279,18 +283,23 @@ def test_position_and_length_bias_by_hand() -> None:
             ("a", 10, 5),  # longer picked
             ("b", 10, 5),  # shorter picked
             ("b", 3, 9),  # longer picked
-            ("a", 7, 7),  # equal lengths: out
-            ("both_good", 1, 9),  # a tie: out
-            ("no_majority", 1, 9),  # no pick: out
+            ("a", 7, 7),  # equal lengths: labelled, no longer pick
+            ("both_good", 1, 9),  # a tie: labelled, no longer pick
+            ("no_majority", 1, 9),  # no prediction: out
         ]
     )
     assert result == {
-        "share": pytest.approx(2 / 3),
-        "n": 3,
-        "excluded_no_pick": 2,
-        "excluded_equal_length": 1,
+        "share": pytest.approx(2 / 5),
+        "n": 5,
+        "longer": 2,
+        "one_sided_share": pytest.approx(2 / 3),
+        "n_one_sided": 3,
+        "excluded_no_label": 1,
+        "equal_length": 1,
     }
-    assert metrics.longer_pick_share([("a", 4, 4)])["share"] is None
+    assert metrics.longer_pick_share([("a", 4, 4)])["share"] == 0.0
+    assert metrics.longer_pick_share([("a", 4, 4)])["one_sided_share"] is None
+    assert metrics.longer_pick_share([("", 4, 5)])["share"] is None
 
 
 # --- the report -------------------------------------------------------------------------------
@@ -346,21 +355,27 @@ def test_the_stored_report_and_the_position_bias_twin(world: World) -> None:
     assert over["position_bias"] == {"share": 0.0, "n": 1}
     assert report["overall"]["position_bias"]["share"] == pytest.approx(2 / 3)
     # Length bias (judge, final labels): P1 fact picks A, the shorter; P2 fact picks A, the
-    # longer; no majority and "both bad" are no picks. Experts: P1 fact a (shorter), P1 over b
-    # (longer), P2 over a (longer); P2 fact both good is no pick.
+    # longer; "both bad" is labelled, no pick; no majority is no prediction. Experts: P1 fact a
+    # (shorter), P1 over b (longer), P2 over a (longer); P2 fact both good is labelled, no pick.
     assert report["overall"]["length_bias"]["judge"] == {
-        "share": 0.5,
-        "n": 2,
-        "excluded_no_pick": 2,
-        "excluded_equal_length": 0,
+        "share": pytest.approx(1 / 3),
+        "n": 3,
+        "longer": 1,
+        "one_sided_share": 0.5,
+        "n_one_sided": 2,
+        "excluded_no_label": 1,
+        "equal_length": 0,
     }
-    assert report["overall"]["length_bias"]["experts"]["share"] == pytest.approx(2 / 3)
+    assert report["overall"]["length_bias"]["experts"]["share"] == pytest.approx(2 / 4)
+    assert report["overall"]["length_bias"]["experts"]["one_sided_share"] == pytest.approx(2 / 3)
     # Self-preference (family "giga"): only P1 has a GigaChat side (A). The judge picks it on
     # factuality (1 of 1 picks); experts pick it once of twice; agreement on P1 factuality.
     sp = report["overall"]["self_preference"]
     assert (sp["n_items"], sp["judge_own_share"], sp["judge_picks"]) == (2, 1.0, 1)
     assert (sp["experts_own_share"], sp["experts_picks"]) == (0.5, 2)
     assert (sp["agreement"], sp["n_agreement"]) == (1.0, 1)
+    # REPA's figure: the one self-pick (P1 factuality, A) the experts' majority (a) confirms.
+    assert (sp["repa"]["share"], sp["repa"]["confirmed"], sp["repa"]["n"]) == (1.0, 1, 1)
     # Win rates: judge Giga 1, Yandex (0 + 1 + 0.5) / 3, Llama (0 + 0.5) / 2; experts Giga 1/2,
     # Yandex 2.5/4, Llama 0.5/2. Kendall: G-Y discordant, G-L and Y-L concordant -> 1/3;
     # Spearman: ranks (3, 2, 1) vs (2, 3, 1) -> 1 - 6 * 2 / 24 = 0.5.
