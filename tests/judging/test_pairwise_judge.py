@@ -422,6 +422,27 @@ def test_the_page_shows_the_pairwise_report_and_starts_the_twin(world: World) ->
     assert row is not None
     # One template: F1 1/3 ± 0, no twin yet.
     assert "0.333 ± 0.000" in row.group(0)
+    # All criteria, one template: the judge labels P1 fact a (shorter), P2 fact a (longer), P1
+    # over a (shorter), P2 over both bad. Length bias (REPA) 1 longer of 4 labelled = 0.250;
+    # the variant 1 of 3 one-side picks = 0.333; experts 2 of 4 (REPA), 2 of 3 (variant).
+    # Self-preference: self-picks P1 fact and P1 over (own A); the experts confirm P1 fact (a)
+    # and not P1 over (b): 1 of 2 = 0.500.
+    every = re.search(r'<tr class="criterion-all">.*?</tr>', page, re.S)
+    assert every is not None
+
+    def cell(name: str) -> str:
+        found = re.search(rf'<td class="{name}">(.*?)</td>', every.group(0), re.S)
+        assert found is not None, name
+        return found.group(1)
+
+    assert cell("length-bias").startswith("0.250 ")
+    assert cell("length-bias-experts").startswith("0.500 ")
+    assert cell("length-bias-variant").startswith("0.333 / 0.667 ")
+    assert cell("self-preference").startswith("0.500 ") and "1/2" in cell("self-preference")
+    assert cell("self-pick-rate").startswith("1.000 ")
+    # The help text states each definition with its worked example.
+    assert "Self-preference (REPA)" in page and "1 confirmed of 3 = 0.333" in page
+    assert "failure 0, Macro-F1 = 2/3" in page and "2 longer picks of 5 = 0.4" in page
     other = Client()
     other.force_login(world.personas.supervisor_b)
     assert other.get(f"/judging/runs/{run.pk}/").status_code == 404
