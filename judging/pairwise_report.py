@@ -243,9 +243,7 @@ def _self_preference(
             return None, 0
         return sum(1 for t in picks if source[t] == own_side[t]) / len(picks), len(picks)
 
-    repa = metrics.self_pick_confirmed(
-        (own_side[t], final[t], human.get(t, "")) for t in own_side
-    )
+    repa = metrics.self_pick_confirmed((own_side[t], final[t], human.get(t, "")) for t in own_side)
     judge_share, judge_n = own_share(final)
     human_share, human_n = own_share(human)
     both = [

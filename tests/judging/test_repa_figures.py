@@ -18,9 +18,9 @@ def test_macro_f1_counts_a_failure_as_a_class_of_its_own() -> None:
     # REPA (sklearn's macro average over the classes seen): (2/3 + 1 + 1 + 0) / 4 = 2/3.
     assert metrics.macro_f1(zip(gold, pred, strict=True)) == pytest.approx(2 / 3)
     # The variant, a failure only a miss of its gold label: (2/3 + 1 + 1) / 3 = 8/9.
-    assert metrics.macro_f1(
-        zip(gold, pred, strict=True), failure_class=False
-    ) == pytest.approx(8 / 9)
+    assert metrics.macro_f1(zip(gold, pred, strict=True), failure_class=False) == pytest.approx(
+        8 / 9
+    )
     # No failure, no failure class: both agree.
     assert metrics.macro_f1([("a", "a"), ("b", "a")]) == pytest.approx((2 / 3 + 0) / 2)
 
