@@ -37,6 +37,15 @@ TEXT = (
     "два примера исследований и объясните, почему молодые птицы иногда сбиваются с пути."
 )
 
+# POLLUX §3.2: 50 instructions per task group, 10/15/25 by level; footnote 9: STEM and the three
+# code groups 125 (code 8/9/8 per language × 5, so 40/45/40; STEM given the same, see
+# protocol.authoring). Written out here so the plan is checked against the paper, not itself.
+PAPER_GROUP = {"easy": 10, "medium": 15, "hard": 25}
+PAPER_LARGE = {"easy": 40, "medium": 45, "hard": 40}
+PAPER_LARGE_GROUPS = {"STEM exercises", "Code creation", "Code analysis", "Code modification"}
+# Extract's five subtypes get 10/15/25 spread uniformly: 2/3/5 each; each owner has one.
+EXTRACT_SHARE = {"easy": 2, "medium": 3, "hard": 5}
+
 
 # --- the pure rules -----------------------------------------------------------------------------
 
@@ -131,6 +140,25 @@ def _leaves(group: Task) -> list[Task]:
     ]
 
 
+def _default_share(panel: Panel, group: Task) -> tuple[dict[str, int], set[int]]:
+    """The default counts of `panel` in `group` and the leaves they cover: the whole group for
+    its only owner; of Extract (five owners), the subtype of the panel's functional style."""
+    if Panel.objects.filter(tasks=group).count() == 1:
+        return rules.default_quota(group.name_en), {t.pk for t in _leaves(group)}
+    assert group.name_en == "Extract"
+    own = Task.objects.get(parent=group, style__in=panel.styles.all())
+    return EXTRACT_SHARE, {own.pk}
+
+
+def _own_leaf(team: dict[str, Any]) -> Task:
+    """A leaf of the team's group that the team's panel writes (has a quota for)."""
+    plan = services.current_plan(team["campaign"])
+    assert plan is not None
+    quota = plan.quotas.filter(panel=team["panel"], group=team["group"], count__gt=0).first()
+    assert quota is not None
+    return quota.task
+
+
 def test_default_plan_covers_every_owned_group_and_spreads_to_leaves(team: dict[str, Any]) -> None:
     campaign, panel = team["campaign"], team["panel"]
     plan = services.current_plan(campaign)
@@ -138,13 +166,13 @@ def test_default_plan_covers_every_owned_group_and_spreads_to_leaves(team: dict[
     entries = services.plan_entries(plan)
     owned = list(panel.tasks.filter(level=0))
     for group in owned:
-        expected = rules.default_quota(group.name_en)
+        expected, leaves = _default_share(panel, group)
         assert entries[(panel.pk, group.pk)] == expected, group.name_en
         per_leaf = {
             q.task_id: q.count
             for q in plan.quotas.filter(panel=panel, group=group, complexity="hard")
         }
-        assert set(per_leaf) == {t.pk for t in _leaves(group)}
+        assert set(per_leaf) == leaves
         assert sum(per_leaf.values()) == expected["hard"]
     # Every panel's groups: 35 task groups in all, as POLLUX.
     assert len(entries) == sum(p.tasks.filter(level=0).count() for p in Panel.objects.all())
@@ -162,7 +190,7 @@ def test_plan_edit_is_a_new_version_and_checks_values(team: dict[str, Any]) -> N
     assert services.plan_entries(v2)[(panel.pk, group.pk)] == {"easy": 1, "medium": 0, "hard": 2}
     # The first version is untouched.
     v1 = campaign.plans.get(number=1)
-    assert services.plan_entries(v1)[(panel.pk, group.pk)] == rules.default_quota(group.name_en)
+    assert services.plan_entries(v1)[(panel.pk, group.pk)] == _default_share(panel, group)[0]
     with pytest.raises(services.AuthoringError) as bad:
         services.plan_save(
             campaign=campaign, entries={(panel.pk, group.pk): {"easy": -1}}, user=admin
@@ -202,8 +230,8 @@ def test_slots_are_taken_up_to_the_quota_and_only_by_authors(team: dict[str, Any
 
 
 def _slot(team: dict[str, Any], text: str = TEXT) -> Slot:
-    campaign, panel, group = team["campaign"], team["panel"], team["group"]
-    task = _leaves(group)[0]
+    campaign, panel = team["campaign"], team["panel"]
+    task = _own_leaf(team)
     slot = services.slot_take(
         campaign=campaign, expert=team["author"], panel=panel, task=task, complexity="hard"
     )
@@ -536,7 +564,7 @@ def test_dashboard_counts_against_quota(team: dict[str, Any]) -> None:
     assert rows and all(r.panel == team["panel"] for r in rows)
     row = next(r for r in rows if r.group == team["group"])
     assert row.levels["hard"].in_review == 1
-    assert row.total.quota == sum(rules.default_quota(team["group"].name_en).values())
+    assert row.total.quota == sum(_default_share(team["panel"], team["group"])[0].values())
     page = _client(team["personas"].supervisor_a).get(
         reverse("authoring_dashboard", args=[team["campaign"].pk])
     )
@@ -570,3 +598,107 @@ def test_a_baseline_author_never_compares_a_pair_with_his_answer(
     holders = set(Assignment.objects.filter(pair=pair).values_list("expert_id", flat=True))
     assert holders, "other experts compare the pair"
     assert author.pk not in holders
+
+
+# --- the default plan against the paper (issue #28, item 15) -----------------------------------
+
+
+def _group_totals(campaign: Campaign) -> dict[str, dict[str, int]]:
+    plan = services.current_plan(campaign)
+    assert plan is not None
+    totals: dict[str, dict[str, int]] = {}
+    for q in plan.quotas.select_related("group"):
+        by_level = totals.setdefault(q.group.name_en, dict.fromkeys(rules.COMPLEXITIES, 0))
+        by_level[q.complexity] += q.count
+    return totals
+
+
+def test_default_plan_totals_match_the_paper(catalogue: None) -> None:
+    campaign = services.campaign_create(name="POLLUX totals")
+    totals = _group_totals(campaign)
+    assert len(totals) == 35
+    for name, by_level in totals.items():
+        expected = PAPER_LARGE if name in PAPER_LARGE_GROUPS else PAPER_GROUP
+        assert by_level == expected, name
+    # 31 groups × 50 + 4 × 125. The paper's headline says 2,100; its per-group figures add up
+    # to 2,050 (see docs/authoring.md), and the plan follows the per-group figures.
+    assert sum(sum(v.values()) for v in totals.values()) == 31 * 50 + 4 * 125 == 2_050
+
+
+def test_a_group_with_several_owners_is_split_by_subtype(catalogue: None) -> None:
+    campaign = services.campaign_create(name="POLLUX owners")
+    plan = services.current_plan(campaign)
+    assert plan is not None
+    extract = Task.objects.get(level=0, name_en="Extract")
+    rows = plan.quotas.filter(group=extract).select_related("panel", "task")
+    owned = {(q.panel.key, q.task.name_en) for q in rows}
+    # Each owner gets the subtype of its functional style; Editing (no style) the general one.
+    assert owned == {
+        ("science", "Scientific text"),
+        ("literature", "Literary text"),
+        ("journalism", "Journalistic text"),
+        ("law", "Official text"),
+        ("editing", "General-purpose"),
+    }
+    entries = services.plan_entries(plan)
+    for panel in Panel.objects.filter(tasks=extract):
+        assert entries[(panel.pk, extract.pk)] == EXTRACT_SHARE, panel.key
+    # Science in particular writes no literary-text Extract instructions.
+    science = Panel.objects.get(key="science")
+    assert not plan.quotas.filter(panel=science, group=extract, task__name_en="Literary text")
+
+
+def test_a_campaign_of_one_panel_plans_only_its_subtypes(catalogue: None) -> None:
+    editing = Panel.objects.get(key="editing")
+    campaign = services.campaign_create(name="Editing only", panels=[editing])
+    extract = Task.objects.get(level=0, name_en="Extract")
+    plan = services.current_plan(campaign)
+    assert plan is not None
+    assert services.plan_entries(plan)[(editing.pk, extract.pk)] == EXTRACT_SHARE
+    assert {q.task.name_en for q in plan.quotas.filter(group=extract)} == {"General-purpose"}
+
+
+def test_editing_a_shared_group_spreads_over_the_panels_own_subtypes(personas: Personas) -> None:
+    science = personas.panel_a
+    extract = Task.objects.get(level=0, name_en="Extract")
+    campaign = services.campaign_create(name="Edited")
+    v2 = services.plan_save(
+        campaign=campaign, entries={(science.pk, extract.pk): {"easy": 7, "medium": 0, "hard": 1}}
+    )
+    rows = {
+        (q.task.name_en, q.complexity): q.count
+        for q in v2.quotas.filter(panel=science, group=extract).select_related("task")
+    }
+    assert rows == {
+        ("Scientific text", "easy"): 7,
+        ("Scientific text", "medium"): 0,
+        ("Scientific text", "hard"): 1,
+    }
+    # The other owners keep their shares: the group is 7 + 4 × 2 easy.
+    assert _group_totals(campaign)["Extract"] == {"easy": 15, "medium": 12, "hard": 21}
+    # An owner of the group that owns none of its subtypes (no matching style, not the first
+    # owner) gets a clear refusal naming the cell, not a quota silently dropped.
+    extra = Panel.objects.create(key="extra", number=99, name_en="Extra", name_ru="Доп.")
+    extra.tasks.add(extract)
+    with pytest.raises(services.AuthoringError) as refused:
+        services.plan_save(
+            campaign=campaign, entries={(extra.pk, extract.pk): {"easy": 1, "medium": 0, "hard": 0}}
+        )
+    assert refused.value.field == f"quota-{extra.pk}-{extract.pk}-easy"
+    assert campaign.plans.count() == 2
+
+
+def test_owner_shares_round_to_exact_totals() -> None:
+    # Three subtypes, the third with two leaves; owner A has the first, B the rest.
+    tree = rules.Node(
+        "g", (rules.Node("a"), rules.Node("b"), rules.Node("s", (rules.Node("x"), rules.Node("y"))))
+    )
+    owner = {"a": "A", "b": "B", "x": "B", "y": "B"}
+    for count in range(0, 30):
+        shares = rules.owner_shares(tree, count, owner)
+        assert sum(shares.values()) == count
+        # A's share is what the uniform spread gives its subtype.
+        assert shares["A"] == rules.spread(tree, count)["a"]
+    pruned = rules.prune(tree, {"x"})
+    assert pruned == rules.Node("g", (rules.Node("s", (rules.Node("x"),)),))
+    assert rules.prune(tree, set()) is None
