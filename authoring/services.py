@@ -41,6 +41,7 @@ from material.models import Instruction
 from panels.models import Expert, Membership, Panel
 from protocol import authoring as rules
 from taxonomy.models import Task
+from work.routing import RoutingTable
 
 # The closest matches kept per check, and the least similarity worth showing a supervisor.
 MATCHES_KEPT = 10
@@ -81,14 +82,58 @@ def task_children() -> dict[int | None, list[Task]]:
     return children
 
 
+@dataclass
+class _PlanTrees:
+    """The task tree and who owns each leaf, loaded once per plan save.
+
+    A group several panels own (Extract: Editing, Science, Literature, Journalism, Law) is split
+    by subtype: a leaf belongs to the owner whose functional styles include the leaf's style,
+    else to the lowest-numbered owner, which is the routing's rule for the same question
+    (`work.routing.RoutingTable.task_owner`; POLLUX: "resolved according to the functional
+    style of an instruction"). A group with one owner is all that owner's."""
+
+    children: dict[int | None, list[Task]]
+    routing: RoutingTable
+
+    @classmethod
+    def load(cls) -> _PlanTrees:
+        return cls(task_children(), RoutingTable.load())
+
+    def tree(self, group: Task) -> rules.Node:
+        return _tree(group, self.children)
+
+    def owner_of(self, group: Task) -> dict[int, int | None]:
+        """{leaf id: owning panel id} for the leaves of `group`."""
+        out: dict[int, int | None] = {}
+        stack = [group]
+        while stack:
+            task = stack.pop()
+            kids = self.children.get(task.pk, [])
+            if not kids:
+                out[task.pk] = self.routing.task_owner(task.pk, task.style_id)
+            stack.extend(kids)
+        return out
+
+    def panel_tree(self, group: Task, panel_id: int) -> rules.Node | None:
+        """The part of the group's tree whose leaves the panel owns (None: it owns none)."""
+        mine = {leaf for leaf, owner in self.owner_of(group).items() if owner == panel_id}
+        return rules.prune(self.tree(group), mine)
+
+
 def _quota_rows(
-    plan: PlanVersion, entries: Mapping[tuple[int, int], Mapping[str, int]]
+    plan: PlanVersion,
+    entries: Mapping[tuple[int, int], Mapping[str, int]],
+    trees: _PlanTrees | None = None,
 ) -> list[Quota]:
-    children = task_children()
+    """The quota rows of a plan: each (panel, group) count spread uniformly over the leaves of
+    the group that panel owns (every leaf when it is the group's only owner)."""
+    trees = trees or _PlanTrees.load()
     groups = Task.objects.in_bulk({g for _, g in entries})
     rows: list[Quota] = []
     for (panel_id, group_id), counts in entries.items():
-        tree = _tree(groups[group_id], children)
+        tree = trees.panel_tree(groups[group_id], panel_id)
+        if tree is None:  # owns none of its subtypes (plan_save refuses a count for it)
+            continue
         for level in rules.COMPLEXITIES:
             for leaf, count in rules.spread(tree, int(counts.get(level, 0))).items():
                 rows.append(
@@ -105,13 +150,19 @@ def _quota_rows(
 
 
 def default_entries(panels: Iterable[Panel]) -> dict[tuple[int, int], dict[str, int]]:
-    """POLLUX's default plan: every task group a panel owns, 10/15/25 (40/45/40 for STEM and
-    the code groups)."""
-    return {
-        (panel.pk, group.pk): rules.default_quota(group.name_en)
-        for panel in panels
-        for group in panel.tasks.filter(level=0).order_by("position")
-    }
+    """POLLUX's default plan: every task group 10/15/25 (40/45/40 for STEM and the code
+    groups), in all, whoever writes it; a group several panels own is divided between them by
+    the subtypes each owns (`protocol.authoring.owner_shares`), so it still totals 50."""
+    trees = _PlanTrees.load()
+    out: dict[tuple[int, int], dict[str, int]] = {}
+    for panel in panels:
+        for group in panel.tasks.filter(level=0).order_by("position"):
+            tree, owner_of = trees.tree(group), trees.owner_of(group)
+            out[(panel.pk, group.pk)] = {
+                level: rules.owner_shares(tree, count, owner_of).get(panel.pk, 0)
+                for level, count in rules.default_quota(group.name_en).items()
+            }
+    return out
 
 
 @transaction.atomic
@@ -187,6 +238,15 @@ def plan_save(
             raise AuthoringError(
                 _("the panel does not own this task group"), f"quota-{key[0]}-{key[1]}"
             )
+    trees = _PlanTrees.load()
+    groups = Task.objects.in_bulk({g for _, g in entries})
+    for (panel_id, group_id), counts in entries.items():
+        positive = [lv for lv in rules.COMPLEXITIES if counts.get(lv, 0) > 0]
+        if positive and trees.panel_tree(groups[group_id], panel_id) is None:
+            raise AuthoringError(
+                _("the panel owns none of this task group's subtypes"),
+                f"quota-{panel_id}-{group_id}-{positive[0]}",
+            )
     # Lock the campaign: two admins saving at once get versions n+1 and n+2.
     Campaign.objects.select_for_update().get(pk=campaign.pk)
     previous = current_plan(campaign)
@@ -198,7 +258,7 @@ def plan_save(
         note=note[:500],
         created_by=user,
     )
-    Quota.objects.bulk_create(_quota_rows(plan, merged))
+    Quota.objects.bulk_create(_quota_rows(plan, merged, trees))
     return plan
 
 

@@ -15,6 +15,11 @@ Sources (../shared/references/pollux-paper.md):
   (the same holds for further divisions)": `spread` divides a count over the children of each
   node in turn, never over the leaves directly (a subtype with three sub-subtypes gets the same
   share as a leaf sibling).
+- "Each expert panel wrote 50 ... for each of the 35 major task groups", and "All 2,100 texts":
+  a group several panels own (Extract: five) is still one group of 50, not 50 per panel. Its
+  count is spread down the tree once and each subtype's share goes to the panel owning it
+  (`owner_shares`; who owns a subtype is the routing's rule, "resolved according to the
+  functional style"); a panel's own count is spread over its part of the tree (`prune`).
 - Review: "Instructions that did not align with the definitions of the corresponding task
   hierarchy or complexity levels were returned to panels for revision (16%)"; "additionally
   reviewed by the editorial panel for spelling errors and misprints"; "The originality of
@@ -24,6 +29,7 @@ Sources (../shared/references/pollux-paper.md):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +83,26 @@ def spread(node: Node, count: int) -> dict[Any, int]:
     for child, share in zip(node.children, split_even(count, len(node.children)), strict=True):
         out.update(spread(child, share))
     return out
+
+
+def prune(node: Node, keep: AbstractSet[Any]) -> Node | None:
+    """The part of the tree that leads to the leaves in `keep` (None when there is none): a
+    panel's own subtypes of a task group several panels own."""
+    if not node.children:
+        return node if node.key in keep else None
+    kids = tuple(k for k in (prune(child, keep) for child in node.children) if k is not None)
+    return Node(node.key, kids) if kids else None
+
+
+def owner_shares(node: Node, count: int, owner_of: Mapping[Any, Any]) -> dict[Any, int]:
+    """How a task group's `count` divides between the panels owning it: the count is spread
+    down the whole tree as if one panel owned it, and each leaf's share goes to its owner.
+    The shares are whole numbers that add up to `count` exactly (the paper's 50 per group
+    stays 50 however many panels write it)."""
+    shares: dict[Any, int] = {}
+    for leaf, share in spread(node, count).items():
+        shares[owner_of[leaf]] = shares.get(owner_of[leaf], 0) + share
+    return shares
 
 
 # --- the review state machine ---------------------------------------------------------------
