@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from leaderboards.models import Visibility
+from protocol.leaderboard import reported
 from submissions.models import State, Submission
 from submissions.services import publication_decide, publication_request
 from tests.browser.conftest import login
@@ -44,7 +45,8 @@ def test_a_participant_uploads_and_reads_his_private_score_then_the_public_board
     submission = Submission.objects.get()
     assert submission.state == State.SCORED
     score = page.inner_text("#submission-score")
-    assert score.replace(",", ".") == f"{submission.result['mean']:.3f}"
+    # The page reports the stored [0, 1] mean on POLLUX's 0–2 scale (docs/leaderboards.md).
+    assert score.replace(",", ".") == f"{reported(submission.result['mean']):.3f}"
     assert "Private" in page.content() or "видите только вы" in page.content()
 
     # Published by an admin: the board, public, shows the model to an anonymous visitor.
