@@ -1,0 +1,180 @@
+"""lib.bounded_json: every limit at its edge, and no input that escapes as another exception."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from django.utils import translation
+
+from lib.bounded_json import JSONLimitError, loads, too_deep
+
+MB = 1 << 20
+
+
+def refused(data: str | bytes, **limits: Any) -> JSONLimitError:
+    limits.setdefault("max_bytes", MB)
+    with pytest.raises(JSONLimitError) as error:
+        loads(data, **limits)
+    return error.value
+
+
+def nested(depth: int, opener: str = "[") -> str:
+    if opener == "{":
+        return '{"a": ' * depth + "0" + "}" * depth
+    return "[" * depth + "]" * depth
+
+
+# --------------------------------------------------------------------- depth
+
+
+@pytest.mark.parametrize("opener", ["[", "{"])
+def test_depth_at_the_limit_is_read_and_one_more_is_refused(opener: str) -> None:
+    assert loads(nested(5, opener), max_bytes=MB, max_depth=5) is not None
+    error = refused(nested(6, opener), max_depth=5)
+    assert error.code == "depth" and "5 levels" in str(error)
+
+
+def test_the_default_depth_is_64() -> None:
+    assert loads(nested(64), max_bytes=MB) is not None
+    assert refused(nested(65)).code == "depth"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 50_000 + "]" * 50_000,
+        "[" * 50_000,  # unterminated: json.loads would recurse before it saw the end
+        '{"a": ' * 50_000,
+        '{"a": [' * 25_000,
+    ],
+)
+def test_50000_deep_nesting_is_refused_without_recursion(text: str) -> None:
+    assert refused(text, max_bytes=10 * MB).code == "depth"
+
+
+def test_brackets_inside_strings_do_not_count() -> None:
+    text = json.dumps(["[[[[{{{{" * 100, {"k": "]]]]}}}}" * 100}, 'a \\"[[[[[[ quote'])
+    assert loads(text, max_bytes=MB, max_depth=2)[0].startswith("[[[[")
+    assert not too_deep(text, 2) and too_deep(text, 1)
+
+
+def test_brackets_after_an_unterminated_string_are_inside_it() -> None:
+    # json.loads reports the string; the scan must not call it a depth problem.
+    error = refused('["abc' + "[" * 1000)
+    assert error.code == "invalid"
+
+
+def test_a_depth_above_the_recursion_limit_is_still_a_limit_error() -> None:
+    # A caller's max_depth beyond the interpreter's recursion: RecursionError is caught too.
+    assert refused("[" * 50_000 + "]" * 50_000, max_depth=10**9).code == "depth"
+
+
+# --------------------------------------------------------------------- numbers
+
+
+def test_integer_digits_at_the_limit_are_read_and_one_more_is_refused() -> None:
+    assert loads("9" * 100, max_bytes=MB) == int("9" * 100)
+    assert loads("-" + "9" * 100, max_bytes=MB) == -int("9" * 100)
+    assert loads('{"n": ' + "1" * 20 + "}", max_bytes=MB, max_int_digits=20) == {"n": int("1" * 20)}
+    error = refused('{"n": ' + "1" * 21 + "}", max_int_digits=20)
+    assert error.code == "digits" and "20 digits" in str(error)
+    assert refused("-" + "9" * 101).code == "digits"
+
+
+def test_an_integer_beyond_pythons_conversion_limit_is_a_limit_error() -> None:
+    # 5,000 digits: json.loads alone raises int()'s ValueError about sys.set_int_max_str_digits.
+    error = refused("[" + "7" * 5000 + "]")
+    assert error.code == "digits" and "set_int_max_str_digits" not in str(error)
+
+
+@pytest.mark.parametrize("text", ["1e400", "-1e400", "[1" + "0" * 400 + ".0]"])
+def test_a_float_out_of_range_is_refused(text: str) -> None:
+    error = refused(text, max_int_digits=1000)
+    assert error.code == "range" and "out of range" in str(error)
+
+
+def test_a_float_of_too_many_digits_is_refused_and_ordinary_floats_are_read() -> None:
+    assert loads("[0.5, -1.25e-3, 1e308]", max_bytes=MB) == [0.5, -1.25e-3, 1e308]
+    assert refused("0." + "1" * 200).code == "digits"
+
+
+@pytest.mark.parametrize("name", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_are_refused(name: str) -> None:
+    error = refused(f'{{"t": {name}}}')
+    assert error.code == "constant" and name in str(error)
+
+
+# --------------------------------------------------------------------- size
+
+
+def test_size_at_the_limit_is_read_and_one_byte_more_is_refused() -> None:
+    text = json.dumps("x" * 98)  # 100 bytes
+    assert loads(text, max_bytes=100) == "x" * 98
+    assert loads(text.encode(), max_bytes=100) == "x" * 98
+    error = refused(json.dumps("x" * 99), max_bytes=100)
+    assert error.code == "size" and "101 bytes" in str(error) and "100" in str(error)
+    assert refused(json.dumps("x" * 99).encode(), max_bytes=100).code == "size"
+
+
+def test_a_str_is_sized_in_utf8_bytes() -> None:
+    text = json.dumps("я" * 10, ensure_ascii=False)  # 12 characters, 22 bytes
+    assert loads(text, max_bytes=22) == "я" * 10
+    assert refused(text, max_bytes=21).code == "size"
+
+
+# --------------------------------------------------------------------- syntax and encoding
+
+
+def test_invalid_json_names_line_and_column() -> None:
+    error = refused('{\n  "a": 1,\n  "b": }')
+    assert error.code == "invalid" and (error.line, error.column) == (3, 8)
+    assert "line 3, column 8" in str(error)
+
+
+def test_bytes_and_str_read_alike_and_a_bom_as_json_loads_reads_it() -> None:
+    value = {"текст": "ёж", "n": [1, 2.5, None, True]}
+    text = json.dumps(value, ensure_ascii=False)
+    assert loads(text, max_bytes=MB) == value
+    assert loads(text.encode(), max_bytes=MB) == value
+    assert loads(bytearray(text.encode()), max_bytes=MB) == value
+    # Bytes: a UTF-8 BOM is dropped and UTF-16 is told by its first bytes (json.loads' rule).
+    assert loads(b"\xef\xbb\xbf" + text.encode(), max_bytes=MB) == value
+    assert loads(text.encode("utf-16-le"), max_bytes=MB) == value
+    # A str that still starts with a BOM was decoded wrongly: not JSON, as for json.loads.
+    assert refused("\ufeff" + text).code == "invalid"
+
+
+def test_bytes_not_in_their_encoding_are_refused() -> None:
+    error = refused(b'{"a": "\xff"}')
+    assert error.code == "encoding" and "UTF-8" in str(error)
+
+
+# --------------------------------------------------------------------- the error
+
+
+def test_the_error_is_a_value_error_carrying_its_field() -> None:
+    error = refused(nested(100), field="inference_settings")
+    assert isinstance(error, ValueError)
+    assert error.field == "inference_settings"
+    assert error.named == f"inference_settings: {error.message}"
+    assert refused("[").named == refused("[").message
+
+
+def test_the_messages_are_translated() -> None:
+    with translation.override("ru"):
+        error = refused(nested(65))
+    assert "64" in str(error) and "nested" not in str(error), str(error)
+
+
+def test_a_large_ordinary_document_is_read_in_linear_time() -> None:
+    rows = [{"k": "v[{" * 5, "n": i, "x": [1.5, 'q"]']} for i in range(100_000)]
+    text = json.dumps(rows)
+    started = time.perf_counter()
+    assert loads(text, max_bytes=len(text)) == rows
+    plain = time.perf_counter()
+    json.loads(text)
+    # Loose bound against a quadratic scan, not a benchmark: a few times json.loads at most.
+    assert plain - started < 10 * (time.perf_counter() - plain) + 1.0
