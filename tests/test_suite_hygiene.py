@@ -21,14 +21,18 @@ from tests.ports import free_port
 class _Item:
     """Just enough of a pytest item for the collection hook."""
 
-    def __init__(self, *markers: str) -> None:
+    def __init__(self, *markers: str, nodeid: str = "tests/test_x.py::test_x") -> None:
         self.markers = set(markers)
+        self.nodeid = nodeid
+        self.group: str | None = None
 
     def get_closest_marker(self, name: str) -> Any:
         return name if name in self.markers else None
 
     def add_marker(self, marker: Any) -> None:
         self.markers.add(marker.name)
+        if marker.name == "xdist_group":
+            self.group = marker.args[0]
 
 
 @pytest.mark.parametrize("marker", ["browser", "celery", "judge", "faults", "load"])
@@ -36,6 +40,25 @@ def test_every_minutes_long_kind_of_test_counts_as_slow(marker: str) -> None:
     item, quick = _Item(marker), _Item("django_db")
     conftest.pytest_collection_modifyitems(None, [item, quick])  # type: ignore[arg-type, list-item]
     assert "slow" in item.markers and "slow" not in quick.markers
+
+
+@pytest.mark.parametrize(
+    ("marker", "nodeid", "group"),
+    [
+        ("faults", "tests/faults/test_stack_faults.py::t", "stack"),
+        ("load", "tests/load/test_load.py::t", "stack"),
+        ("judge", "tests/judging/test_e2e_weights.py::t", "weights"),
+        ("django_db", "tests/test_demo.py::t", "demo"),
+        ("browser", "tests/browser/test_exam_browser.py::t", None),
+        ("django_db", "tests/work/test_scoring.py::t", None),
+    ],
+)
+def test_what_shares_a_stack_weights_or_files_stays_on_one_xdist_worker(
+    marker: str, nodeid: str, group: str | None
+) -> None:
+    item = _Item(marker, nodeid=nodeid)
+    conftest.pytest_collection_modifyitems(None, [item])  # type: ignore[arg-type, list-item]
+    assert item.group == group
 
 
 def test_this_run_has_queue_names_of_its_own(settings: Any) -> None:
@@ -54,7 +77,8 @@ sys.stdin.read()  # hold the database until the test lets go
 
 
 def test_two_concurrent_runs_take_different_redis_databases_and_release_them() -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "POLLUX_TEST_RUN")}
+    drop = ("REDIS_URL", "POLLUX_TEST_RUN", "POLLUX_TEST_REDIS_FOR", "PYTEST_XDIST_WORKER")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
     procs = [
         subprocess.Popen(
@@ -79,6 +103,54 @@ def test_two_concurrent_runs_take_different_redis_databases_and_release_them() -
     locks = redis.Redis.from_url("redis://127.0.0.1:6379/0")
     for url in (url_a, url_b):
         assert not locks.exists(f"pollux:test-redis-db:{url.rsplit('/', 1)[1]}")  # released
+
+
+_WORKER = """
+import sys, _pytest, os
+import config.settings.test as s
+print(s.REDIS_URL, s.CELERY_TASK_DEFAULT_QUEUE, s.PRIVATE_STORAGE_ROOT, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_each_xdist_worker_is_a_run_of_its_own() -> None:
+    """The controller's claim reaches the xdist workers through the environment; each worker must
+    still get its own Redis database, queues and storage root (tasks of one worker's Celery
+    worker must not be taken by the other's)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "POLLUX_TEST_RUN")}
+    env |= {"DJANGO_SETTINGS_MODULE": "config.settings.test", "POLLUX_TEST_RUN": "ctl123"}
+    env |= {"REDIS_URL": "redis://127.0.0.1:6379/15", "POLLUX_TEST_REDIS_FOR": "ctl123"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER],
+            cwd=ROOT,
+            env=env | {"PYTEST_XDIST_WORKER": worker},
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        for worker in ("gw0", "gw1")
+    ]
+    try:
+        lines = [p.stdout.readline().split() for p in procs]  # type: ignore[union-attr]
+    finally:
+        for p in procs:
+            p.communicate("", timeout=30)
+    (url_0, queue_0, root_0), (url_1, queue_1, root_1) = lines
+    assert queue_0 == "celery-test-ctl123-gw0" and queue_1 == "celery-test-ctl123-gw1"
+    assert len({url_0, url_1, "redis://127.0.0.1:6379/15"}) == 3
+    assert root_0.endswith("/gw0") and root_1.endswith("/gw1")
+
+
+def test_a_redis_url_set_by_hand_is_kept_by_a_worker() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "POLLUX_TEST_REDIS_FOR"}
+    env |= {"DJANGO_SETTINGS_MODULE": "config.settings.test", "PYTEST_XDIST_WORKER": "gw3"}
+    env |= {"REDIS_URL": "redis://127.0.0.1:6379/14"}
+    out = subprocess.run(
+        [sys.executable, "-c", _WORKER], cwd=ROOT, env=env, text=True, input="",
+        capture_output=True, check=True, timeout=60,
+    ).stdout.split()  # fmt: skip
+    assert out[0] == "redis://127.0.0.1:6379/14" and out[1].endswith("-gw3")
 
 
 def test_purging_this_runs_queues_leaves_other_runs_keys(settings: Any) -> None:

@@ -15,6 +15,12 @@ from .base import BASE_DIR, DATABASES, env
 # chosen once, in the pytest process, and handed to the Celery workers a test starts through the
 # environment (POLLUX_TEST_RUN, REDIS_URL), which those workers inherit.
 TEST_RUN_ID = os.environ.setdefault("POLLUX_TEST_RUN", uuid.uuid4().hex[:12])
+# Under pytest-xdist each worker is a run of its own (its queues, its Redis database, its storage
+# root; pytest-django gives it its own test database): the controller's claim, inherited through
+# the environment, is not reused. A Celery worker started by a test inherits the suffixed id.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if XDIST_WORKER and not TEST_RUN_ID.endswith(f"-{XDIST_WORKER}"):
+    TEST_RUN_ID = os.environ["POLLUX_TEST_RUN"] = f"{TEST_RUN_ID}-{XDIST_WORKER}"
 TEST_REDIS_SERVER = "redis://127.0.0.1:6379"
 TEST_REDIS_LOCK = "pollux:test-redis-db:{db}"
 # Longer than the longest full run (~11 min; the FULL reliability runs ~30): a run killed before it
@@ -52,12 +58,17 @@ def release_redis_db(server: str, db: int, token: str) -> None:
         pass
 
 
-if "REDIS_URL" not in os.environ and "_pytest" in sys.modules:
+# POLLUX_TEST_REDIS_FOR names the run that claimed REDIS_URL, so an xdist worker can tell the
+# controller's claim from a REDIS_URL set by hand.
+_claimed_for = os.environ.get("POLLUX_TEST_REDIS_FOR")
+_inherited_claim = _claimed_for is not None and _claimed_for != TEST_RUN_ID
+if ("REDIS_URL" not in os.environ or _inherited_claim) and "_pytest" in sys.modules:
     # Only a pytest process claims a database (mypy's django plugin and manage.py also import
     # these settings); REDIS_URL set by hand, or inherited by a worker, is used as it is.
     _db = claim_redis_db(TEST_REDIS_SERVER, TEST_RUN_ID)
     if _db is not None:
         os.environ["REDIS_URL"] = f"{TEST_REDIS_SERVER}/{_db}"
+        os.environ["POLLUX_TEST_REDIS_FOR"] = TEST_RUN_ID
         atexit.register(release_redis_db, TEST_REDIS_SERVER, _db, TEST_RUN_ID)
 
 DATABASES["default"] = env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/pollux")
@@ -75,7 +86,7 @@ CELERY_TASK_ROUTES = {
     "generation.*": {"queue": f"judge-test-{TEST_RUN_ID}"},
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-PRIVATE_STORAGE_ROOT = BASE_DIR / "var" / "test-private"
+PRIVATE_STORAGE_ROOT = BASE_DIR / "var" / "test-private" / (XDIST_WORKER or "main")
 AXES_ENABLED = env.bool("AXES_ENABLED", default=False)
 # Per-process cache: tests flush the database between cases, a shared cache would outlive it.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
