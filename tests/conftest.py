@@ -19,6 +19,7 @@ from panels.defaults import ensure_default_panels
 from panels.models import Expert, Membership, Panel
 from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
 from taxonomy.services import load_pollux
+from tests.catalogue_snapshot import keep_catalogue_across_flushes
 from work.models import Triple
 
 PASSWORD = "correct-horse-battery"
@@ -36,19 +37,31 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+# Tests that share something a worker holds once (`--dist loadgroup` keeps a group on one
+# pytest-xdist worker): the private fault stack (tests/faults/stack.py) that the load smoke uses
+# too, the real model weights loaded once per worker, and the demo's files under var/demo.
+XDIST_GROUPS = {"faults": "stack", "load": "stack", "judge": "weights"}
+XDIST_GROUP_FILES = {"tests/test_demo.py": "demo"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group markers
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
+        group = XDIST_GROUP_FILES.get(item.nodeid.split("::")[0]) or next(
+            (g for marker, g in XDIST_GROUPS.items() if item.get_closest_marker(marker)), None
+        )
+        if group and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
-    """Load the catalogue once per test database, so each test does not pay for it."""
+    """Load the catalogue once per test database, so each test does not pay for it, and put it
+    back after every flush (tests/catalogue_snapshot.py)."""
     with django_db_blocker.unblock():
-        if not Criterion.objects.exists():
-            load_pollux()
-        ensure_default_panels()
+        keep_catalogue_across_flushes()
 
 
 @pytest.fixture

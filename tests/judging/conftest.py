@@ -14,10 +14,8 @@ from django.utils import timezone
 
 from judge_worker import JudgeItem, JudgeOutput, parse_judge_output
 from material.models import Answer
-from panels.defaults import ensure_default_panels
 from panels.models import Expert, Panel
 from taxonomy.models import Criterion
-from taxonomy.services import load_pollux
 from tests.conftest import make_expert
 from work.models import Assignment, AssignmentStatus, Estimate, EstimateStatus, Triple
 
@@ -28,16 +26,6 @@ if "judging" not in settings.INSTALLED_APPS:
 
 # Real POLLUX criteria with a 0/1/2 scale, a binary one, and a 0..4 one is not needed here.
 CRITERIA = ["repeats", "grammar", "censor"]
-
-
-@pytest.fixture(scope="session")
-def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
-    # The catalogue takes seconds to load: once per session instead of once per test (the
-    # shared `catalogue` fixture reloads it after a transactional test flushed the tables).
-    with django_db_blocker.unblock():
-        if not Criterion.objects.exists():
-            load_pollux()
-        ensure_default_panels()
 
 
 @dataclass
