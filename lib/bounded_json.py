@@ -99,12 +99,19 @@ def loads(
     max_depth: int = DEFAULT_MAX_DEPTH,
     max_int_digits: int = DEFAULT_MAX_INT_DIGITS,
     field: str | None = None,
+    allow_nan: bool = False,
+    allow_overflow: bool = False,
 ) -> Any:
     """The value of the JSON text `data`, or JSONLimitError naming the limit it breaks: more
     than `max_bytes` bytes (UTF-8 for a str), arrays and objects nested more than `max_depth`
     deep, a number of more than `max_int_digits` digits or out of a float's range, NaN or
     Infinity, text that is not JSON (with its line and column), bytes not in their encoding.
-    `field` is carried on the error for the caller's message."""
+    `field` is carried on the error for the caller's message.
+
+    `allow_nan` reads the constants NaN, Infinity and -Infinity as the floats they name, and
+    `allow_overflow` a float beyond range (1e400) as ±inf, for a caller that refuses them
+    itself where it can say more: naming the column (the imports' typed readers) or the field
+    (the API's serializers)."""
 
     def refuse(code: str, message: str, **where: int) -> JSONLimitError:
         return JSONLimitError(code, message, field=field, **where)
@@ -140,11 +147,14 @@ def loads(
         if len(literal) > max_int_digits and sum(c.isdigit() for c in literal) > max_int_digits:
             raise refuse("digits", _DIGITS % {"n": max_int_digits})
         value = float(literal)
-        if not math.isfinite(value):  # 1e400 reads as inf: no field or database keeps it
+        if math.isinf(value) and not allow_overflow:
+            # 1e400 reads as inf: no field or database keeps it.
             raise refuse("range", _RANGE % {"number": literal[:_QUOTED]})
         return value
 
     def parse_constant(name: str) -> Any:
+        if allow_nan:
+            return float(name)  # "NaN", "Infinity", "-Infinity": float() reads all three
         raise refuse("constant", _CONSTANT % {"name": name})
 
     try:

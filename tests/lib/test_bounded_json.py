@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import time
 from typing import Any
 
 import pytest
 from django.utils import translation
+from rest_framework.exceptions import ParseError
 
 from lib.bounded_json import JSONLimitError, loads, too_deep
+from lib.jsonparser import JSONParser
 
 MB = 1 << 20
 
@@ -163,10 +167,21 @@ def test_the_error_is_a_value_error_carrying_its_field() -> None:
     assert refused("[").named == refused("[").message
 
 
-def test_the_messages_are_translated() -> None:
+@pytest.mark.parametrize(
+    ("text", "russian"),
+    [
+        (nested(65), "Вложенность JSON больше 64 уровней."),
+        ("1" * 101, "Число в JSON длиннее 100 цифр."),
+        ("1e400", "Число в JSON вне допустимого диапазона: 1e400."),
+        ("NaN", "NaN — не число JSON."),
+        ("[1,", "Текст не является JSON: Expecting value (строка 1, столбец 4)."),
+    ],
+)
+def test_the_messages_are_translated(text: str, russian: str) -> None:
     with translation.override("ru"):
-        error = refused(nested(65))
-    assert "64" in str(error) and "nested" not in str(error), str(error)
+        assert str(refused(text)) == russian
+    with translation.override("ru"):
+        assert "2 байт" in str(refused("[]", max_bytes=1))
 
 
 def test_a_large_ordinary_document_is_read_in_linear_time() -> None:
@@ -178,3 +193,55 @@ def test_a_large_ordinary_document_is_read_in_linear_time() -> None:
     json.loads(text)
     # Loose bound against a quadratic scan, not a benchmark: a few times json.loads at most.
     assert plain - started < 10 * (time.perf_counter() - plain) + 1.0
+
+
+def test_nonfinite_numbers_are_read_for_a_caller_that_refuses_them_itself() -> None:
+    value = loads("[NaN, Infinity, -Infinity]", max_bytes=MB, allow_nan=True)
+    assert value[0] != value[0] and value[1:] == [math.inf, -math.inf]
+    assert loads("[1e400, -1e400]", max_bytes=MB, allow_overflow=True) == [math.inf, -math.inf]
+    # Each switch opens its own door only, and the other limits still hold.
+    assert refused("1e400", allow_nan=True).code == "range"
+    assert refused("NaN", allow_overflow=True).code == "constant"
+    assert refused("[" + "1" * 101 + "]", allow_nan=True, allow_overflow=True).code == "digits"
+
+
+# --------------------------------------------------------------------- the API's parser
+
+
+def test_the_api_parser_meets_the_same_limits_naming_the_body() -> None:
+    for body, limit in [
+        (nested(65).encode(), "64 levels"),
+        (b'{"score": ' + b"1" * 101 + b"}", "100 digits"),
+        (b'{"t": NaN}', "NaN"),
+        (b'{"a": 1,}', "line 1, column 9"),
+    ]:
+        with pytest.raises(ParseError) as error:
+            JSONParser().parse(io.BytesIO(body))
+        assert "body: " in str(error.value.detail) and limit in str(error.value.detail)
+    assert JSONParser().parse(io.BytesIO(nested(64).encode())) is not None
+
+
+def test_the_api_parser_refuses_a_body_over_the_upload_limit(settings: Any) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    assert JSONParser().parse(io.BytesIO(json.dumps("x" * 98).encode())) == "x" * 98
+    with pytest.raises(ParseError, match="100"):
+        JSONParser().parse(io.BytesIO(json.dumps("x" * 99).encode()))
+
+
+def test_the_api_parser_decodes_with_the_requests_charset() -> None:
+    body = json.dumps({"t": "é"}, ensure_ascii=False)
+    parsed = JSONParser().parse(io.BytesIO(body.encode("latin-1")), None, {"encoding": "latin-1"})
+    assert parsed == {"t": "é"}
+    with pytest.raises(ParseError, match="utf-8"):
+        JSONParser().parse(io.BytesIO(body.encode("latin-1")))
+
+
+def test_the_api_parser_leaves_a_float_beyond_range_to_the_serializers_field() -> None:
+    # As DRF's parser: inf reaches the field, whose error names it (tests/test_bad_input.py).
+    assert JSONParser().parse(io.BytesIO(b'{"score": 1e999}')) == {"score": math.inf}
+
+
+@pytest.mark.parametrize("charset", ["bz2_codec", "no-such-charset"])
+def test_the_api_parser_refuses_a_charset_that_is_no_text_encoding(charset: str) -> None:
+    with pytest.raises(ParseError, match="charset"):
+        JSONParser().parse(io.BytesIO(b"{}"), None, {"encoding": charset})
