@@ -5,9 +5,9 @@ and plan, reference corpora, the export. Thin: rules ask who, services do."""
 from __future__ import annotations
 
 import difflib
-import json
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from authoring import baseline, exports, selectors, services
 from authoring.models import BaselineAnswer, Campaign, Slot, SlotState
+from lib import bounded_json
 from lib.integers import ascii_int
 from panels.access import allowed, get_object_for, require
 from panels.models import Panel
@@ -264,9 +265,14 @@ def slot_page(request: HttpRequest, pk: int) -> HttpResponse:
 def _json_or_post(request: HttpRequest) -> dict[str, Any]:
     if request.content_type == "application/json":
         try:
-            data = json.loads(request.body or b"{}")
-        except ValueError:
-            raise services.DraftInvalid({"__all__": _("the body is not JSON")}) from None
+            # The bounded reader: a body nested 50,000 deep was a RecursionError (a 500), one
+            # with a 5,000-digit number "not JSON"; each is now refused naming its limit. Django
+            # has read at most DATA_UPLOAD_MAX_MEMORY_SIZE bytes into request.body.
+            data = bounded_json.loads(
+                request.body or b"{}", max_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            )
+        except bounded_json.JSONLimitError as error:
+            raise services.DraftInvalid({"__all__": str(error)}) from None
         if not isinstance(data, dict):
             raise services.DraftInvalid({"__all__": _("the body must be a JSON object")})
         devices = data.pop("devices", None)

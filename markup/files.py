@@ -25,6 +25,7 @@ import pyarrow as pa
 from django.db import transaction
 from django.db.models import Q
 
+from lib import bounded_json
 from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
 from markup.services import MarkupInvalid, markup_document, markup_store, text_external_id
 from markup.work import independent_agreement
@@ -63,7 +64,13 @@ def read_document(
     Raises UnicodeDecodeError or MarkupFormatError (naming the field)."""
     source = data.decode("utf-8-sig")
     if PurePath(name).suffix.lower() == ".json":
-        return read_json(source), []
+        # Read here with the bounded reader (the protocol imports no lib): a file nested 50,000
+        # deep or holding a 5,000-digit number is refused naming the limit, not a 500.
+        try:
+            value = bounded_json.loads(source, max_bytes=MAX_BYTES)
+        except bounded_json.JSONLimitError as error:
+            raise MarkupFormatError("(document)", str(error)) from error
+        return read_json(value), []
     parsed = parse_markup(source, load_classifier(classifier_name, version))
     notes = [f"rule {w.rule} at {w.line}:{w.column}: {w.message}" for w in parsed.warnings]
     return parsed.document, notes

@@ -6,7 +6,6 @@ or 422 (readable but against the rules, every issue listed), naming the field.""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import messages
@@ -18,6 +17,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from lib import bounded_json
 from lib.integers import ascii_int
 from markup import selectors, work
 from markup.models import Markup, MarkupStatus
@@ -123,11 +123,11 @@ def _payload(request: HttpRequest) -> dict[str, Any]:
     if len(request.body) > MAX_BODY_BYTES:
         raise work.MarkupRefused("(body)", f"larger than {MAX_BODY_BYTES} bytes")
     try:
-        data = json.loads(request.body or b"{}")
-    except (ValueError, RecursionError) as error:
-        # JSONDecodeError and UnicodeDecodeError are ValueErrors; so is an integer of more
-        # digits than Python converts, and nesting deeper than the parser recurses.
-        raise work.MarkupRefused("(body)", "not JSON the page could have sent") from error
+        # The bounded reader, the API's too (lib.jsonparser): depth, digits, NaN/Infinity and
+        # syntax refused naming the limit or the position.
+        data = bounded_json.loads(request.body or b"{}", max_bytes=MAX_BODY_BYTES)
+    except bounded_json.JSONLimitError as error:
+        raise work.MarkupRefused("(body)", str(error)) from error
     if not isinstance(data, dict):
         raise work.MarkupRefused("(body)", "a JSON object expected")
     return data

@@ -18,7 +18,6 @@ from __future__ import annotations
 import codecs
 import csv
 import io
-import json
 import math
 import re
 import tempfile
@@ -31,6 +30,7 @@ from typing import IO, Any
 
 from django.utils.translation import gettext as _
 
+from lib import bounded_json
 from material.import_common import (
     BATCH_SIZE,
     COLUMNS,
@@ -213,15 +213,19 @@ def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> Source | None:
 
     def parse(number: int, line: str) -> dict[str, Any] | None:
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.add(number, None, "bad_json", _("Not valid JSON: %s") % exc.msg)
-            return None
-        except RecursionError:
-            errors.add(number, None, "bad_json", too_deep_message())
-            return None
-        if json_too_deep(obj):
-            errors.add(number, None, "bad_json", too_deep_message())
+            # The bounded reader: depth checked before json.loads recurses, numbers of more than
+            # 100 digits refused. NaN and Infinity are read, to be refused by the typed reading
+            # naming their column. No line is longer than the file, whose size the caller
+            # bounded (IMPORT_MAX_BYTES, SUBMISSION_MAX_BYTES).
+            obj = bounded_json.loads(
+                line,
+                max_bytes=size,
+                max_depth=MAX_JSON_DEPTH,
+                allow_nan=True,
+                allow_overflow=True,
+            )
+        except bounded_json.JSONLimitError as exc:
+            errors.add(number, None, "bad_json", str(exc))
             return None
         if not isinstance(obj, dict):
             errors.add(number, None, "bad_json", _("Each line must be a JSON object."))
@@ -265,6 +269,21 @@ def json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
             return True
         stack.extend((child, depth + 1) for child in node)
     return False
+
+
+def json_nonfinite(value: Any) -> str:
+    """ "NaN", "Infinity" or "-Infinity" for the first such float among the values of read JSON
+    (a line's object, a Parquet struct), else "" (walked without recursion)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, float) and not math.isfinite(node):
+            return "NaN" if math.isnan(node) else ("Infinity" if node > 0 else "-Infinity")
+    return ""
 
 
 def too_deep_message() -> str:

@@ -14,10 +14,12 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from lib import bounded_json
 from material.import_common import (
     COLUMNS,
     COMPLEXITY_ALIASES,
     FALSE_WORDS,
+    MAX_JSON_DEPTH,
     MAX_LENGTHS,
     REQUIRED,
     SIGNATURE_FIELDS,
@@ -27,7 +29,7 @@ from material.import_common import (
     norm,
     sha256_hex,
 )
-from material.readers import json_too_deep, too_deep_message
+from material.readers import json_nonfinite, json_too_deep, too_deep_message
 from taxonomy.models import Criterion, FunctionalStyle, Task
 
 
@@ -371,32 +373,41 @@ class Validator(FieldReader):
         meta = self._get(row, "generation_meta")
         generation_meta: dict[str, Any] = {}
         if isinstance(meta, dict):
+            # A JSON line's object or a Parquet struct: read already, checked here.
             generation_meta = meta
+            nonfinite = json_nonfinite(meta)
             if json_too_deep(meta):
                 self.errors.add(
                     number, self._name("generation_meta"), "bad_value", too_deep_message()
                 )
-        elif cell(meta).strip():
-            too_deep = False
-            try:
-                parsed = json.loads(cell(meta))
-            except json.JSONDecodeError:
-                parsed = None
-            except RecursionError:
-                parsed, too_deep = None, True
-            if too_deep or json_too_deep(parsed):
-                self.errors.add(
-                    number, self._name("generation_meta"), "bad_value", too_deep_message()
-                )
-            elif isinstance(parsed, dict):
-                generation_meta = parsed
-            else:
+            elif nonfinite:
+                # PostgreSQL's jsonb has no NaN or Infinity: stored, it stopped the import.
                 self.errors.add(
                     number,
                     self._name("generation_meta"),
                     "bad_value",
-                    _("generation_meta must be a JSON object."),
+                    _("%(name)s is not a JSON number.") % {"name": nonfinite},
                 )
+        elif cell(meta).strip():
+            try:
+                # A cell's text: the bounded reader (depth before json.loads recurses, digits,
+                # NaN/Infinity, syntax with its position), no longer than the longest text a
+                # row may hold (a character is at most 4 bytes).
+                parsed = bounded_json.loads(
+                    cell(meta), max_bytes=4 * self.max_text, max_depth=MAX_JSON_DEPTH
+                )
+            except bounded_json.JSONLimitError as exc:
+                self.errors.add(number, self._name("generation_meta"), "bad_value", str(exc))
+            else:
+                if isinstance(parsed, dict):
+                    generation_meta = parsed
+                else:
+                    self.errors.add(
+                        number,
+                        self._name("generation_meta"),
+                        "bad_value",
+                        _("generation_meta must be a JSON object."),
+                    )
 
         self._criterion(number, row)
         if len(self.errors.items) > before:

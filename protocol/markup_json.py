@@ -51,15 +51,26 @@ def _score(value: Any, where: str) -> int | float:
     return value
 
 
+def parse_text(data: str | bytes) -> Any:
+    """The value of a JSON text of our own (an export to check, a test's file), or
+    MarkupFormatError on "(document)". A file people upload is read by the app with the bounded
+    reader, lib.bounded_json (limits on size, depth and digits; the protocol imports no lib), and
+    handed here as a mapping; this plain reading is only made total, never a 500."""
+    try:
+        return json.loads(data)
+    except RecursionError as error:
+        raise MarkupFormatError("(document)", "not JSON: nested too deeply") from error
+    except ValueError as error:
+        # JSONDecodeError, UnicodeDecodeError and int()'s 4,300-digit limit are ValueErrors.
+        raise MarkupFormatError("(document)", f"not JSON: {error}") from error
+
+
 def read_json(data: str | bytes | Mapping[str, Any]) -> MarkupDocument:
     """A document from the contest's JSON (section 2). Strict about types: a malformed field
     raises `MarkupFormatError` naming it. Offsets are checked against each other here and
     against the text by `validate`."""
     if isinstance(data, str | bytes):
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as error:
-            raise MarkupFormatError("(document)", f"not JSON: {error}") from error
+        data = parse_text(data)
     if not isinstance(data, Mapping):
         raise MarkupFormatError("(document)", "a JSON object expected")
     if "text" in data:

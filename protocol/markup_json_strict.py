@@ -24,14 +24,13 @@ Readings of the table where it is unclear or contradicts itself:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from protocol.markup_classifier import GROUPS
 from protocol.markup_format import MarkupDocument, MarkupFormatError
-from protocol.markup_json import read_json
+from protocol.markup_json import parse_text, read_json
 
 REGULATION_SUBJECTS = ("rus", "eng", "lit", "social", "hist", "rus-free", "eng-free")
 
@@ -63,9 +62,9 @@ def contest_json_issues(
     """Every breach of the field table in one contest JSON file, in field order."""
     if isinstance(data, str | bytes):
         try:
-            data = json.loads(data)
-        except json.JSONDecodeError as error:
-            return [FieldIssue("(document)", f"not JSON: {error}")]
+            data = parse_text(data)
+        except MarkupFormatError as error:
+            return [FieldIssue(error.field, error.message)]
     if not isinstance(data, Mapping):
         return [FieldIssue("(document)", "a JSON object expected")]
     issues: list[FieldIssue] = []
@@ -177,11 +176,11 @@ def read_json_strict(
 ) -> MarkupDocument:
     """A document from contest JSON that meets the field table, else MarkupFormatError naming
     the first breach (and how many more)."""
+    if isinstance(data, str | bytes):
+        data = parse_text(data)  # once: the checks and the reading share the value
     issues = contest_json_issues(data, subjects=subjects, expert_markup=expert_markup)
     if issues:
         first = issues[0]
         more = f" (and {len(issues) - 1} more)" if len(issues) > 1 else ""
         raise MarkupFormatError(first.field, first.message + more)
-    if isinstance(data, str | bytes):
-        data = json.loads(data)
     return read_json(data)

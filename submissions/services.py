@@ -16,7 +16,6 @@ no board shows them before the submission is published (leaderboards.hooks).
 from __future__ import annotations
 
 import hashlib
-import json
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -43,6 +42,7 @@ from leaderboards.services import (
     source_rows,
     task_types,
 )
+from lib import bounded_json
 from material.import_common import Errors, RowError, TooManyErrors, cell, sha256_hex
 from material.models import Answer, Instruction, LanguageModel
 from material.readers import open_file
@@ -278,19 +278,15 @@ def parse_settings(text: str) -> dict[str, Any]:
         return {}
     if len(text) > MAX_SETTINGS_CHARS:
         raise ValueError(_("At most %(n)s characters.") % {"n": MAX_SETTINGS_CHARS})
-    try:
-        value = json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise ValueError(_("Not valid JSON: %(error)s.") % {"error": exc.msg}) from exc
+    # The bounded reader: 3,000 nested lists are refused before json.loads recurses (it was a
+    # RecursionError, a 500), a number of thousands of digits, NaN and Infinity (which the
+    # database refuses) are refused naming the limit. The characters are counted above; a
+    # character is at most 4 bytes.
+    value = bounded_json.loads(text, max_bytes=4 * MAX_SETTINGS_CHARS, field="inference_settings")
     problem = settings_problem(value)
     if problem:
         raise ValueError(problem)
     return value
-
-
-def _no_constant(name: str) -> Any:
-    # NaN and Infinity are not JSON; the database refuses them.
-    raise json.JSONDecodeError(f"{name} is not a JSON value", name, 0)
 
 
 # --- limits ---------------------------------------------------------------------------------
