@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -15,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from generation import services
 from generation.models import Backend, Generation, GenerationConfig, GenerationRun
-from lib.integers import ascii_int
+from lib.integers import StrictIntegerFormField, ascii_int
 from panels.access import require
 from taxonomy.models import Task
 
@@ -26,6 +27,26 @@ NUMBERS = {
     "max_new_tokens": int,
     "batch_size": int,
 }
+
+
+# The largest id a database keeps (a bigint). A larger one typed into the page reached the
+# database: SQLite's driver cannot bind it (OverflowError, a 500), PostgreSQL compares it as a
+# numeric and finds nothing.
+ID_MAX = 2**63 - 1
+# A run's "at most": far above any catalogue, below anything that is only a typo.
+LIMIT_MAX = 10_000_000
+
+
+def _integer(raw: str, field: str, message: str, *, high: int) -> int:
+    """The page's integer `raw`: ASCII digits from 1 to `high` (StrictIntegerFormField, which
+    never calls int() on Unicode digits or thousands of them), else GenerationError(message)
+    naming the field."""
+    try:
+        value = StrictIntegerFormField(min_value=1, max_value=high).clean(raw)
+    except forms.ValidationError:
+        raise services.GenerationError(message, field) from None
+    assert value is not None  # required: an empty value is refused above
+    return int(value)
 
 
 def _refused(request: HttpRequest, exc: services.GenerationError) -> HttpResponse:
@@ -89,12 +110,10 @@ def config_create(request: HttpRequest) -> HttpResponse:
             if number is None:
                 raise services.GenerationError(_("a whole number from 0"), "seed")
             fields["seed"] = number
-        groups = []
-        for raw in post.getlist("task_groups"):
-            group = ascii_int(raw)
-            if group is None:
-                raise services.GenerationError(_("unknown task group"), "task_groups")
-            groups.append(group)
+        groups = [
+            _integer(raw, "task_groups", _("unknown task group"), high=ID_MAX)
+            for raw in post.getlist("task_groups")
+        ]
         services.config_save(
             name=post.get("name", ""),
             model_name=post.get("model_name", ""),
@@ -118,22 +137,29 @@ def config_create(request: HttpRequest) -> HttpResponse:
 @require_POST
 def run_create(request: HttpRequest) -> HttpResponse:
     require(request.user, "generation.manage_runs")
-    ids = []
-    for raw in request.POST.getlist("config"):
-        config_id = ascii_int(raw)
-        if config_id is None:
-            return _refused(request, services.GenerationError(_("unknown configuration"), "config"))
-        ids.append(config_id)
-    configs = list(GenerationConfig.objects.filter(pk__in=ids))
-    if not configs or len(configs) != len(set(ids)):
-        return _refused(request, services.GenerationError(_("choose configurations"), "config"))
-    scope = {
-        "group": request.POST.get("group", ""),
-        "source": request.POST.get("source", ""),
-        "authored": request.POST.get("authored", ""),
-        "all": request.POST.get("all", ""),
-        "limit": request.POST.get("limit", ""),
-    }
+    post = request.POST
+    try:
+        ids = [
+            _integer(raw, "config", _("unknown configuration"), high=ID_MAX)
+            for raw in post.getlist("config")
+        ]
+        configs = list(GenerationConfig.objects.filter(pk__in=ids))
+        if not configs or len(configs) != len(set(ids)):
+            raise services.GenerationError(_("choose configurations"), "config")
+        scope: dict[str, Any] = {
+            "group": "",
+            "source": post.get("source", ""),
+            "authored": post.get("authored", ""),
+            "all": post.get("all", ""),
+            "limit": "",
+        }
+        if group := post.get("group", "").strip():
+            scope["group"] = _integer(group, "group", _("unknown task group"), high=ID_MAX)
+        if limit := post.get("limit", "").strip():
+            between = _("must be between %(low)s and %(high)s") % {"low": 1, "high": LIMIT_MAX}
+            scope["limit"] = _integer(limit, "limit", between, high=LIMIT_MAX)
+    except services.GenerationError as exc:
+        return _refused(request, exc)
     made = []
     try:
         for config in configs:
