@@ -11,7 +11,7 @@ page an expert receives can be searched for all of them at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,8 @@ import pytest
 from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db import transaction
+from django.test import TestCase
 
 from guidelines.services import ExampleInput, guideline_save
 from jobs.models import Job, JobKind, JobStatus
@@ -35,7 +37,7 @@ from quality.exams import (
 from quality.models import Exam, ExamAttempt, ExamItem
 from taxonomy.models import FunctionalStyle, Task
 from taxonomy.services import criteria_for
-from tests.conftest import Personas, make_expert, make_user, rubric_of
+from tests.conftest import Personas, make_expert, make_personas, make_user, rubric_of
 from work.assignments import assignments_build
 from work.comparisons import comparisons_build
 from work.models import Assignment, Flag
@@ -215,6 +217,26 @@ def _private_file(name: str) -> str:
 
 @pytest.fixture
 def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., Any]) -> World:
+    return build_world(personas, django_capture_on_commit_callbacks)
+
+
+@pytest.fixture(scope="module")
+def world_once(django_db_setup: None, django_db_blocker: Any) -> Iterator[World]:
+    """The world built once for a module whose tests only read it (each test runs in a savepoint
+    of its own, which the `db` fixture rolls back): it is built in a transaction that is rolled
+    back after the module's last test. Keep such a module's tests in xdist groups (the access
+    matrix does), so a worker runs them one after the other and builds the world once."""
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            yield build_world(make_personas(), TestCase.captureOnCommitCallbacks)
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
+def build_world(personas: Personas, capture_on_commit: Callable[..., Any]) -> World:
     science = Task.objects.get(
         is_leaf=True, path__endswith="Original Text Generation / Scientific text / Academic text"
     )
@@ -236,7 +258,7 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
             )
             for e in peer_assignment.estimates.select_related("triple__rubric")
         ]
-        with django_capture_on_commit_callbacks(execute=True):
+        with capture_on_commit(execute=True):
             result = assignment_submit(assignment=peer_assignment, items=items)
         assert result.ok, (result.errors, result.form_errors)
 
@@ -250,7 +272,7 @@ def world(personas: Personas, django_capture_on_commit_callbacks: Callable[..., 
         job = Job.objects.create(kind=JobKind.ASSIGNMENTS, params={"panel_id": panel.pk})
         candidate = make_expert(f"cand_{key.lower()}", panel, qualified=False)
         exam, item, _ = _exam_of(panel, sup, answer, candidate)
-        with django_capture_on_commit_callbacks(execute=True):
+        with capture_on_commit(execute=True):
             attempt = exam_attempt_start(exam=exam, expert=candidate)
         sides[key] = Side(panel, expert, sup, answer, assignment, job, exam, item, attempt)
         sides[key].pair_assignment = _pair_assignment_of(panel, expert, key)

@@ -60,7 +60,16 @@ from tests.security.conftest import GOOD, SECRETS, Side, World
 from tests.security.urlwalk import Route, api_operations, url_routes
 from work.models import Estimate, Triple
 
-pytestmark = pytest.mark.django_db
+# The module's tests share one world (world_once; building it is the slow part) and stay in xdist
+# groups of this module, so a worker builds it at most once per group.
+pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("matrix")]
+
+
+@pytest.fixture
+def world(world_once: World, db: None) -> World:
+    """Every test of this module reads the module's one world, in a savepoint of its own."""
+    return world_once
+
 
 LOGIN = "LOGIN"
 REDIRECT = "REDIRECT"
@@ -1867,29 +1876,37 @@ def _expected(cell: Cell) -> tuple[Outcome, Outcome]:
 ROUTES = [r for r in url_routes() if not r.route.startswith("admin/")]
 
 
-def test_every_route_answers_each_persona_as_declared(world: World) -> None:
-    """One world for all routes (building it is the slow part); every mismatch is reported."""
+def _matrix_params() -> list[Any]:
+    # Two xdist groups: each is run by one worker, which builds the world once for it.
+    return [
+        pytest.param(route, id=route.key, marks=pytest.mark.xdist_group(f"matrix-{i % 2}"))
+        for i, route in enumerate(ROUTES)
+    ]
+
+
+@pytest.mark.parametrize("route", _matrix_params())
+def test_every_route_answers_each_persona_as_declared(world: World, route: Route) -> None:
+    """Each route, each persona, on A's object and on B's; every mismatch is reported."""
     problems = []
-    for route in ROUTES:
-        CRASHES.clear()
-        row = ACCESS.get(route.key)
-        if row is None:
-            seen = _observe(world, route, None, ["GET", "POST"])
-            problems.append(
-                f"{route.key} ({route.route}) has no row in ACCESS; observed, to review:\n"
-                + _as_row(route, seen)
-            )
-        else:
-            seen = _observe(world, route, row, list(row.methods))
-            for method, expected in row.methods.items():
-                for persona in PERSONAS:
-                    want = _expected(expected[persona])
-                    if seen[method][persona] != want:
-                        problems.append(
-                            f"{route.key}: {method} as {persona}: expected {want}, "
-                            f"got {seen[method][persona]}; observed row:\n{_as_row(route, seen)}"
-                        )
-        problems += [f"crash: {c}" for c in CRASHES[:2]]
+    CRASHES.clear()
+    row = ACCESS.get(route.key)
+    if row is None:
+        seen = _observe(world, route, None, ["GET", "POST"])
+        problems.append(
+            f"{route.key} ({route.route}) has no row in ACCESS; observed, to review:\n"
+            + _as_row(route, seen)
+        )
+    else:
+        seen = _observe(world, route, row, list(row.methods))
+        for method, expected in row.methods.items():
+            for persona in PERSONAS:
+                want = _expected(expected[persona])
+                if seen[method][persona] != want:
+                    problems.append(
+                        f"{route.key}: {method} as {persona}: expected {want}, "
+                        f"got {seen[method][persona]}; observed row:\n{_as_row(route, seen)}"
+                    )
+    problems += [f"crash: {c}" for c in CRASHES[:2]]
     assert not problems, "\n\n".join(problems)
 
 
