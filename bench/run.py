@@ -27,6 +27,7 @@ NAMES = [
     "span-matching",
     "leaderboard",
     "originality",
+    "load",
 ]
 # A benchmark whose module is not its name with underscores.
 MODULES = {"data-browser": "browser_page"}

@@ -31,7 +31,8 @@ def _stats(prefix: Path) -> list[dict[str, Any]]:
         return list(csv.DictReader(f))
 
 
-def run(experts: int, per_expert: int, time_limit: int, workers: int = 4) -> dict[str, Any]:
+def run(experts: int, per_expert: int, time_limit: int) -> dict[str, Any]:
+    """Start a private stack, run the load on it, stop it."""
     with tempfile.TemporaryDirectory(prefix="pollux-load-") as tmp:
         stack = Stack(Path(tmp))
         try:
@@ -39,36 +40,46 @@ def run(experts: int, per_expert: int, time_limit: int, workers: int = 4) -> dic
             stack.start_redis()
             stack.create_database()
             stack.start_web()
-            made = stack.ctl("experts", "load", str(experts), str(per_expert), timeout=900)
-            ack = Path(tmp) / "ack.txt"
-            out = Path(tmp) / "locust"
-            env = dict(
-                os.environ,
-                LOAD_USERS=json.dumps(made["usernames"]),
-                LOAD_PASSWORD=PASSWORD,
-                LOAD_PER_EXPERT=str(per_expert),
-                LOAD_ACK=str(ack),
-            )
-            started = time.monotonic()
-            # Arguments are ours, not user input.
-            subprocess.run(  # noqa: S603
-                [sys.executable, "-m", "locust", "-f", "loadtest/locustfile.py", "--headless",
-                 "--users", str(experts), "--spawn-rate", str(max(10, experts // 5)),
-                 "--host", stack.base_url, "--run-time", f"{time_limit}s",
-                 "--stop-timeout", "30", "--csv", str(out), "--only-summary", "--loglevel",
-                 "WARNING"],
-                cwd=ROOT, env=env, check=False, timeout=time_limit + 120,
-            )  # fmt: skip
-            wall = time.monotonic() - started
-            acknowledged = [int(x) for x in ack.read_text().split()] if ack.exists() else []
-            stored = stack.ctl("stored", "load")
+            return run_on(stack, "load", experts, per_expert, time_limit)
         finally:
             stack.stop()
+
+
+def run_on(
+    stack: Stack, prefix: str, experts: int, per_expert: int, time_limit: int
+) -> dict[str, Any]:
+    """Locust's experts (usernames under `prefix`, new to the stack) against a running stack:
+    each opens his queue and submits up to `per_expert` assignments; locust stops when every one
+    has finished, or after `time_limit` seconds."""
+    made = stack.ctl("experts", prefix, str(experts), str(per_expert), timeout=900)
+    with tempfile.TemporaryDirectory(prefix="pollux-locust-") as tmp:
+        ack = Path(tmp) / "ack.txt"
+        out = Path(tmp) / "locust"
+        env = dict(
+            os.environ,
+            LOAD_USERS=json.dumps(made["usernames"]),
+            LOAD_PASSWORD=PASSWORD,
+            LOAD_PER_EXPERT=str(per_expert),
+            LOAD_ACK=str(ack),
+        )
+        started = time.monotonic()
+        # Arguments are ours, not user input.
+        subprocess.run(  # noqa: S603
+            [sys.executable, "-m", "locust", "-f", "loadtest/locustfile.py", "--headless",
+             "--users", str(experts), "--spawn-rate", str(max(10, experts // 5)),
+             "--host", stack.base_url, "--run-time", f"{time_limit}s",
+             "--stop-timeout", "30", "--csv", str(out), "--only-summary", "--loglevel",
+             "WARNING"],
+            cwd=ROOT, env=env, check=False, timeout=time_limit + 120,
+        )  # fmt: skip
+        wall = time.monotonic() - started
+        acknowledged = [int(x) for x in ack.read_text().split()] if ack.exists() else []
+        stored = stack.ctl("stored", prefix)
         rows = {r["Name"]: r for r in _stats(out)}
     total = rows["Aggregated"]
     requests = int(total["Request Count"])
     failures = int(total["Failure Count"])
-    result = {
+    return {
         "experts": experts,
         "per_expert": per_expert,
         "assignments": made["assignments"],
@@ -88,7 +99,6 @@ def run(experts: int, per_expert: int, time_limit: int, workers: int = 4) -> dic
         and stored["duplicate_estimates"] == 0
         and stored["revisions"] == 0,
     }
-    return result
 
 
 def main() -> None:

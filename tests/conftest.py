@@ -6,8 +6,11 @@ panel, an admin, and the anonymous visitor. Panel A and B are real POLLUX panels
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +26,16 @@ from tests.catalogue_snapshot import keep_catalogue_across_flushes
 from work.models import Triple
 
 PASSWORD = "correct-horse-battery"
+
+# Under pytest-xdist each worker gets its share of the cores: PyTorch (the judge tests, and the
+# judge servers they start, which inherit the environment) would otherwise size its thread pool to
+# the whole machine in every worker, and the workers' spinning threads slow each other several
+# times over. Set before anything imports torch.
+_XDIST_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _XDIST_WORKERS > 1:
+    _threads = str(max(1, (os.cpu_count() or 1) // _XDIST_WORKERS))
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, _threads)
 
 # Markers whose tests take minutes (a real browser, Celery worker, model weights, a stack of its
 # own, a load run): each of them also counts as `slow`, so `./scripts/test --quick` (pytest
@@ -64,6 +77,41 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
         keep_catalogue_across_flushes()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> None:
+    """Each test starts with empty caches. Cached pages are keyed by row ids (a leaderboard
+    page by its snapshot's), and a flush that resets the sequences hands the same ids to a later
+    test's rows: a page cached by an earlier test in the same process would be served for them."""
+    from django.core.cache import cache
+
+    from leaderboards.views import _BODIES
+
+    cache.clear()
+    _BODIES.clear()
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[Any]:
+    """A private stack (tests/faults/stack.py: PostgreSQL, Redis, gunicorn, a Celery worker),
+    started once per worker for the fault tests and the load smoke (one xdist group: "stack").
+    Each test works under a prefix of its own, and leaves every service running."""
+    from tests.faults.stack import Stack
+
+    # Not pytest's tmp_path: its folders are private to the user, and PostgreSQL runs as
+    # `postgres` when the tests run as root.
+    with tempfile.TemporaryDirectory(prefix="pollux-stack-") as tmp:
+        s = Stack(Path(tmp))
+        try:
+            s.start_postgres()
+            s.start_redis()
+            s.create_database()
+            s.start_web()
+            s.start_worker()
+            yield s
+        finally:
+            s.stop()
+
+
 @pytest.fixture
 def catalogue(db: Any) -> None:
     """The real POLLUX catalogue and panels (loaded once per database; a no-op afterwards)."""
@@ -97,6 +145,10 @@ class Personas:
 
 @pytest.fixture
 def personas(catalogue: None) -> Personas:
+    return make_personas()
+
+
+def make_personas() -> Personas:
     panel_a = Panel.objects.get(key="science")
     panel_b = Panel.objects.get(key="literature")
     supervisor_a = make_user("sup_a")
