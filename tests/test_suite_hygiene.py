@@ -196,3 +196,30 @@ def test_free_ports_are_outside_the_ephemeral_range_and_never_repeat() -> None:
     assert len(set(ports)) == 50 and max(ports) < low
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", ports[-1]))  # free indeed
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_flush_puts_the_catalogue_back_and_new_rows_get_fresh_ids() -> None:
+    """tests/catalogue_snapshot.py: after a flush that also resets the sequences (the flush
+    command's default) the catalogue is back as it was, and a new row of a restored table takes
+    an id past the restored ones."""
+    from django.core.management import call_command
+
+    from panels.models import Panel
+    from taxonomy.models import Criterion, Task, TaskCriterion
+
+    def catalogue() -> tuple[Any, ...]:
+        return (
+            sorted(Criterion.objects.values_list("pk", "key")),
+            Task.objects.count(),
+            TaskCriterion.objects.count(),
+            sorted(Panel.objects.values_list("pk", "key")),
+            sorted(Panel.tasks.through.objects.values_list("panel_id", "task_id")),
+        )
+
+    before = catalogue()
+    assert before[1] > 100 and len(before[3]) >= 10
+    call_command("flush", interactive=False, verbosity=0)
+    assert catalogue() == before
+    made = Panel.objects.create(number=999, key="hygiene", name_en="H", name_ru="Х")
+    assert made.pk > max(pk for pk, _key in before[3])
