@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,9 +42,20 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(locale="ru-RU")
+    in_flight: set[Any] = set()
+    # Playwright wants Python functions as handlers, not a set's bound builtins.
+    context.on("request", lambda request: in_flight.add(request))
+    context.on("requestfinished", lambda request: in_flight.discard(request))
+    context.on("requestfailed", lambda request: in_flight.discard(request))
     page = context.new_page()
     page.set_default_timeout(15000)
     yield page
+    # Requests the page still has in flight (an autosaved draft) are answered before the test's
+    # database is flushed: a request holding row locks while the flush's TRUNCATE waits for them,
+    # and then waiting on a table the TRUNCATE holds, is a deadlock.
+    deadline = time.monotonic() + 10
+    while in_flight and time.monotonic() < deadline:
+        page.wait_for_timeout(50)  # lets Playwright deliver the requests' events
     context.close()
 
 
