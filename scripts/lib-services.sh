@@ -48,8 +48,8 @@ services_install_missing() {
   [ ${#packages[@]} -eq 0 ] && return 0
   services_say "installing ${packages[*]} (Debian packages the tests need)"
   if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-    || ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-      --no-install-recommends "${packages[@]}" >/dev/null; then
+    || ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" \
+      >/dev/null; then
     echo "scripts/test: could not install ${packages[*]}; as root run:" >&2
     echo "  apt-get install ${packages[*]}" >&2
     return 1
