@@ -79,15 +79,20 @@ def django_db_setup(django_db_setup: Any, django_db_blocker: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_caches() -> None:
-    """Each test starts with empty caches. Cached pages are keyed by row ids (a leaderboard
-    page by its snapshot's), and a flush that resets the sequences hands the same ids to a later
-    test's rows: a page cached by an earlier test in the same process would be served for them."""
+    """Each test starts with empty caches. The process caches are keyed by row ids (a leaderboard
+    page and a snapshot's data by the snapshot's, a judge backend by its configuration's), and a
+    flush that resets the sequences hands the same ids to a later test's rows: what an earlier
+    test cached in the same process would be served for them."""
     from django.core.cache import cache
 
+    from judging.backends import clear_cache as clear_judge_backends
+    from leaderboards.selectors import _CACHE as SNAPSHOT_DATA
     from leaderboards.views import _BODIES
 
     cache.clear()
-    _BODIES.clear()
+    _BODIES.clear()  # rendered leaderboard pages, by snapshot id
+    SNAPSHOT_DATA.clear()  # snapshots' data, by snapshot id
+    clear_judge_backends()  # judge backends, by judge configuration id
 
 
 @pytest.fixture(scope="session")
