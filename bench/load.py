@@ -13,30 +13,19 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
-from pathlib import Path
 
 from bench.common import line
 from loadtest.run import run_on
-from tests.faults.stack import Stack
+from tests.faults.stack import running_stack
 
 SCALES = {"small": 20, "full": 200, "10x": 200}
 
 
 def main(scale: str) -> str:
     experts = SCALES[scale]
-    with tempfile.TemporaryDirectory(prefix="pollux-bench-load-") as tmp:
-        stack = Stack(Path(tmp))
-        try:
-            stack.start_postgres()
-            stack.start_redis()
-            stack.create_database()
-            stack.start_web()
-            stack.start_worker()
-            alone = run_on(stack, "solo", 1, 5, 120)
-            crowd = run_on(stack, "crowd", experts, 5, 300)
-        finally:
-            stack.stop()
+    with running_stack("pollux-bench-load-") as stack:
+        alone = run_on(stack, "solo", 1, 5, 120)
+        crowd = run_on(stack, "crowd", experts, 5, 300)
     print(json.dumps({"alone": alone, "crowd": crowd}, indent=2), flush=True)
     for result in (alone, crowd):
         broken = result["error_rate"] or result["acknowledged_twice"]

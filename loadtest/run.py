@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.faults.stack import ROOT, Stack
+from tests.faults.stack import ROOT, Stack, running_stack
 from tests.faults.stackctl import PASSWORD
 
 
@@ -33,16 +33,8 @@ def _stats(prefix: Path) -> list[dict[str, Any]]:
 
 def run(experts: int, per_expert: int, time_limit: int) -> dict[str, Any]:
     """Start a private stack, run the load on it, stop it."""
-    with tempfile.TemporaryDirectory(prefix="pollux-load-") as tmp:
-        stack = Stack(Path(tmp))
-        try:
-            stack.start_postgres()
-            stack.start_redis()
-            stack.create_database()
-            stack.start_web()
-            return run_on(stack, "load", experts, per_expert, time_limit)
-        finally:
-            stack.stop()
+    with running_stack("pollux-load-", worker=False) as stack:
+        return run_on(stack, "load", experts, per_expert, time_limit)
 
 
 def run_on(

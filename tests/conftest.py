@@ -7,10 +7,8 @@ panel, an admin, and the anonymous visitor. Panel A and B are real POLLUX panels
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -100,21 +98,10 @@ def stack() -> Iterator[Any]:
     """A private stack (tests/faults/stack.py: PostgreSQL, Redis, gunicorn, a Celery worker),
     started once per worker for the fault tests and the load smoke (one xdist group: "stack").
     Each test works under a prefix of its own, and leaves every service running."""
-    from tests.faults.stack import Stack
+    from tests.faults.stack import running_stack
 
-    # Not pytest's tmp_path: its folders are private to the user, and PostgreSQL runs as
-    # `postgres` when the tests run as root.
-    with tempfile.TemporaryDirectory(prefix="pollux-stack-") as tmp:
-        s = Stack(Path(tmp))
-        try:
-            s.start_postgres()
-            s.start_redis()
-            s.create_database()
-            s.start_web()
-            s.start_worker()
-            yield s
-        finally:
-            s.stop()
+    with running_stack("pollux-stack-") as s:
+        yield s
 
 
 @pytest.fixture

@@ -206,15 +206,19 @@ def test_a_material_csv_generation_meta_with_a_5000_digit_number_names_row_and_c
     assert stored() == before
 
 
+# One valid row of a material file (the bad one is added beside it).
+MATERIAL_ROW = {
+    "instruction": "Придумайте идею статьи о космосе.",
+    "answer": "Идея: тёмная материя.",
+    "model_name": "GigaChat",
+    "task_path": "Creative Generation / Applied brainstorming / Scientific brainstorming",
+}
+
+
 def test_a_material_jsonl_line_with_a_5000_digit_number_names_its_line(
     catalogue: None, tmp_path: Path
 ) -> None:
-    row = {
-        "instruction": "Придумайте идею статьи о космосе.",
-        "answer": "Идея: тёмная материя.",
-        "model_name": "GigaChat",
-        "task_path": "Creative Generation / Applied brainstorming / Scientific brainstorming",
-    }
+    row = dict(MATERIAL_ROW)
     path = tmp_path / "material.jsonl"
     path.write_text(
         json.dumps(row, ensure_ascii=False)
@@ -236,13 +240,7 @@ def test_a_material_jsonl_generation_meta_holding_nan_is_refused_naming_row_and_
 ) -> None:
     # Read as a float so the typed reading names the column; PostgreSQL's jsonb has no NaN
     # (stored, it stopped the import with a database error).
-    row = {
-        "instruction": "Придумайте идею статьи о космосе.",
-        "answer": "Идея: тёмная материя.",
-        "model_name": "GigaChat",
-        "task_path": "Creative Generation / Applied brainstorming / Scientific brainstorming",
-        "generation_meta": {"temperature": float("nan")},
-    }
+    row = {**MATERIAL_ROW, "generation_meta": {"temperature": float("nan")}}
     path = tmp_path / "material.jsonl"
     path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
     before = stored()

@@ -16,7 +16,9 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +206,22 @@ class Stack:
         if self.pgdata.exists():
             with contextlib.suppress(subprocess.SubprocessError, OSError):
                 self._pg_ctl("stop")
+
+
+@contextlib.contextmanager
+def running_stack(prefix: str, *, worker: bool = True) -> Iterator[Stack]:
+    """A stack in a temporary folder, started (with a Celery worker unless `worker` is False)
+    and stopped at the end. Not under pytest's tmp_path: its folders are private to the user,
+    and PostgreSQL runs as `postgres` when the tests run as root."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        stack = Stack(Path(tmp))
+        try:
+            stack.start_postgres()
+            stack.start_redis()
+            stack.create_database()
+            stack.start_web()
+            if worker:
+                stack.start_worker()
+            yield stack
+        finally:
+            stack.stop()
