@@ -223,3 +223,30 @@ def test_a_flush_puts_the_catalogue_back_and_new_rows_get_fresh_ids() -> None:
     assert catalogue() == before
     made = Panel.objects.create(number=999, key="hygiene", name_en="H", name_ru="Х")
     assert made.pk > max(pk for pk, _key in before[3])
+
+
+def test_a_browser_tests_teardown_waits_for_the_requests_the_server_is_still_serving() -> None:
+    """tests/inflight.py: wait_until_idle returns only after a request running in another thread
+    (the live server's) has finished, and then some quiet time."""
+    import threading
+    import time
+
+    from tests.inflight import InFlightMiddleware, wait_until_idle
+
+    release = threading.Event()
+    started = threading.Event()
+
+    def slow_view(request: Any) -> str:
+        started.set()
+        release.wait(5)
+        return "ok"
+
+    server = threading.Thread(target=InFlightMiddleware(slow_view), args=(None,))
+    server.start()
+    assert started.wait(5)
+    assert wait_until_idle(quiet=0.05, timeout=0.3) is False  # still serving
+    finished_at = time.monotonic()
+    threading.Timer(0.2, release.set).start()
+    assert wait_until_idle(quiet=0.1, timeout=5) is True
+    assert time.monotonic() - finished_at >= 0.3  # 0.2 s serving, then 0.1 s quiet
+    server.join(5)

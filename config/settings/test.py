@@ -8,7 +8,7 @@ import sys
 import uuid
 
 from .base import *  # noqa: F403
-from .base import BASE_DIR, DATABASES, env
+from .base import BASE_DIR, DATABASES, MIDDLEWARE, env
 
 # Each test run (CI, a developer, a helper beside them) has its own Redis database and Celery queue
 # names, so concurrent runs neither steal each other's tasks nor wipe each other's keys. Both are
@@ -92,3 +92,6 @@ AXES_ENABLED = env.bool("AXES_ENABLED", default=False)
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Tests read messages in English unless a test asks for another language (Accept-Language).
 LANGUAGE_CODE = "en"
+# Counts the requests being served, so a browser test's teardown can wait for the live server's
+# (tests/inflight.py).
+MIDDLEWARE = ["tests.inflight.InFlightMiddleware", *MIDDLEWARE]

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.inflight import wait_until_idle
+
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls in the test are
 # still synchronous and safe here.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -50,13 +52,16 @@ def page(browser: Any) -> Iterator[Any]:
     page = context.new_page()
     page.set_default_timeout(15000)
     yield page
-    # Requests the page still has in flight (an autosaved draft) are answered before the test's
-    # database is flushed: a request holding row locks while the flush's TRUNCATE waits for them,
-    # and then waiting on a table the TRUNCATE holds, is a deadlock.
+    # Requests the page caused are answered before the test's database is flushed: a request
+    # holding row locks while the flush's TRUNCATE waits for them, and then waiting on a table the
+    # TRUNCATE holds, is a deadlock. The browser's own view first (what it still waits for), then
+    # the server's (a fetch the browser cancelled on navigation still runs there).
     deadline = time.monotonic() + 10
     while in_flight and time.monotonic() < deadline:
         page.wait_for_timeout(50)  # lets Playwright deliver the requests' events
+    wait_until_idle()
     context.close()
+    wait_until_idle()
 
 
 def login(page: Any, base_url: str, username: str, password: str) -> None:
