@@ -235,7 +235,7 @@ def _demo_submission_ensure(board: Leaderboard) -> str:
 def _example_file(board: Leaderboard) -> Path:
     """A ready answers file for the demo participant: every instruction of the board answered
     (a demo model's answer with a participant's touch), as the upload page expects."""
-    path = Path(settings.BASE_DIR) / "var" / "demo" / "submission-example.jsonl"
+    path = Path(settings.DEMO_DIR) / "submission-example.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = _example_lines(board, "(Ответ участника демо.)")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

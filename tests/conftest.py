@@ -50,9 +50,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 # Tests that share something a worker holds once (`--dist loadgroup` keeps a group on one
 # pytest-xdist worker): the private fault stack (tests/faults/stack.py) that the load smoke uses
-# too, the real model weights loaded once per worker, and the demo's files under var/demo.
+# too, and the real model weights loaded once per worker.
 XDIST_GROUPS = {"faults": "stack", "load": "stack", "judge": "weights"}
-XDIST_GROUP_FILES = {"tests/test_demo.py": "demo"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group markers
@@ -60,7 +59,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if any(item.get_closest_marker(name) for name in SLOW_MARKERS):
             item.add_marker(pytest.mark.slow)
-        group = XDIST_GROUP_FILES.get(item.nodeid.split("::")[0]) or next(
+        group = next(
             (g for marker, g in XDIST_GROUPS.items() if item.get_closest_marker(marker)), None
         )
         if group and not item.get_closest_marker("xdist_group"):

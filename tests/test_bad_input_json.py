@@ -11,9 +11,6 @@ refusal page's 400) naming the field and the limit, and nothing is stored.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +33,7 @@ from tests.authoring import test_authoring
 from tests.authoring.test_authoring import _slot
 from tests.conftest import Personas
 from tests.markup.test_markup import FIRST, document
+from tests.sqlite_probe import run_sqlite_probe
 from tests.submissions import test_submissions
 from tests.submissions.test_submissions import Bench, _upload
 from work.models import Assignment, Estimate
@@ -351,28 +349,12 @@ print(json.dumps(out))
 
 
 def test_generation_ids_beyond_64_bits_are_refused_on_sqlite(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.local",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'overflow.sqlite3'}",
-    }
-    env.pop("TEST_DB_NAME", None)
-    done = subprocess.run(
-        [sys.executable, "-c", _SQLITE_PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report, stderr = run_sqlite_probe(["-c", _SQLITE_PROBE], tmp_path, timeout=240)
     assert report == {
         "run": [400, "config"],
         "config": [400, "task_groups"],
         "stored": [0, 0],
-    }, (report, done.stderr[-3000:])
+    }, (report, stderr[-3000:])
 
 
 def test_a_run_s_task_group_in_unicode_digits_is_refused(personas: Personas) -> None:

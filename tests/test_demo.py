@@ -267,7 +267,7 @@ def test_the_demo_participant_submits_the_example_and_reads_his_private_score(
     clear_cache()
     try:
         out = seed()
-        example = Path(demo_settings.BASE_DIR) / "var" / "demo" / "submission-example.jsonl"
+        example = Path(demo_settings.DEMO_DIR) / "submission-example.jsonl"
         assert str(example) in out
         client = Client()
         client.force_login(User.objects.get(username=DEMO_PARTICIPANT.username))

@@ -48,7 +48,7 @@ def test_every_minutes_long_kind_of_test_counts_as_slow(marker: str) -> None:
         ("faults", "tests/faults/test_stack_faults.py::t", "stack"),
         ("load", "tests/load/test_load.py::t", "stack"),
         ("judge", "tests/judging/test_e2e_weights.py::t", "weights"),
-        ("django_db", "tests/test_demo.py::t", "demo"),
+        ("django_db", "tests/test_demo.py::t", None),
         ("browser", "tests/browser/test_exam_browser.py::t", None),
         ("django_db", "tests/work/test_scoring.py::t", None),
     ],
@@ -250,3 +250,13 @@ def test_a_browser_tests_teardown_waits_for_the_requests_the_server_is_still_ser
     assert wait_until_idle(quiet=0.1, timeout=5) is True
     assert time.monotonic() - finished_at >= 0.3  # 0.2 s serving, then 0.1 s quiet
     server.join(5)
+
+
+def test_each_worker_writes_files_under_its_own_folders() -> None:
+    # The demo seed's example file once lay in one var/demo for every worker: a seed in one
+    # worker rewrote the file another was uploading (a 422 for unknown instructions).
+    from django.conf import settings
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER") or "main"
+    assert settings.DEMO_DIR.name == worker
+    assert settings.PRIVATE_STORAGE_ROOT.name == worker

@@ -163,6 +163,8 @@ IMPORT_MAX_TEXT_CHARS = env.int("IMPORT_MAX_TEXT_CHARS", default=200_000)
 SUBMISSION_MAX_BYTES = env.int("SUBMISSION_MAX_BYTES", default=50 * 1024 * 1024)
 # The demo board's judge: the local test server ./scripts/demo starts (demo/judge_server.py).
 DEMO_JUDGE_URL = env("DEMO_JUDGE_URL", default="http://127.0.0.1:8765/v1")
+# Files the demo seed writes for the user (the participant's example answers file).
+DEMO_DIR = Path(env("DEMO_DIR", default=str(BASE_DIR / "var" / "demo")))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

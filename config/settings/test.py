@@ -87,6 +87,8 @@ CELERY_TASK_ROUTES = {
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PRIVATE_STORAGE_ROOT = BASE_DIR / "var" / "test-private" / (XDIST_WORKER or "main")
+# Per worker: a demo seed in one worker must not rewrite the files another worker reads.
+DEMO_DIR = BASE_DIR / "var" / "test-demo" / (XDIST_WORKER or "main")
 AXES_ENABLED = env.bool("AXES_ENABLED", default=False)
 # Per-process cache: tests flush the database between cases, a shared cache would outlive it.
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -21,6 +21,7 @@ from generation.backends import build_generator
 from generation.models import Generation, GenerationConfig, GenerationRun, RunStatus
 from jobs.models import Job, JobStatus
 from jobs.services import job_claim
+from judge_worker.backends.openai_compat import OpenAIBackend
 from material.models import Answer, Instruction
 from taxonomy.models import Task
 from tests.conftest import PASSWORD, Personas
@@ -44,6 +45,14 @@ def server() -> Iterator[str]:
 
 def _factory(run: GenerationRun) -> Any:
     return build_generator(run.config)
+
+
+def _no_retries(run: GenerationRun) -> Any:
+    # A refused connection fails the same way on the first try as after five backoffs (15 s).
+    generator = build_generator(run.config)
+    assert isinstance(generator, OpenAIBackend)
+    generator.max_retries = 0
+    return generator
 
 
 @pytest.fixture
@@ -142,7 +151,7 @@ def test_truncated_and_failed_outputs_are_marked_and_kept_out(
     # An endpoint that never answers: every output failed, with its error, no answer.
     dead = _config(server, name="dead", endpoint=f"http://127.0.0.1:{free_port()}/v1")
     run2 = services.run_create(config=dead, scope={"all": True, "limit": 2}, enqueue=False)
-    services.run_execute_inline(run=run2, generator_factory=_factory)
+    services.run_execute_inline(run=run2, generator_factory=_no_retries)
     run2.refresh_from_db()
     failed = Generation.objects.filter(run=run2)
     assert failed.count() == 2 and all(g.outcome == "failed" and g.error for g in failed)
