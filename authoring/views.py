@@ -20,6 +20,7 @@ from authoring import baseline, exports, selectors, services
 from authoring.models import BaselineAnswer, Campaign, Slot, SlotState
 from lib import bounded_json
 from lib.integers import ascii_int
+from lib.numbers import decimal_number
 from panels.access import allowed, get_object_for, require
 from panels.models import Panel
 from protocol import authoring as rules
@@ -89,8 +90,10 @@ def home(request: HttpRequest) -> HttpResponse:
             if expert
             else []
         ),
+        # Each panel with whether it has writers: a panel without one is shown without the
+        # form (its sample would be refused).
         "sample_panels": [
-            p
+            (p, bool(baseline.panel_writers(p)))
             for p in Panel.objects.order_by("number")
             if allowed(request.user, "authoring.sample_baseline", p)
         ],
@@ -102,10 +105,9 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_POST
 def campaign_create(request: HttpRequest) -> HttpResponse:
     require(request.user, "authoring.manage_plan")
-    try:
-        share = float(request.POST.get("double_review_share", "0.1") or 0.1)
-    except ValueError:
-        share = -1
+    share = decimal_number(request.POST.get("double_review_share", "") or 0.1)
+    if share is None:
+        share = -1.0  # refused by the service with the field's range
     try:
         campaign = services.campaign_create(
             name=request.POST.get("name", ""), user=request.user, double_review_share=share

@@ -36,6 +36,7 @@ from dataset import label_sources
 from dataset.models import TripleAggregate
 from jobs.models import Job, JobKind, JobStatus
 from jobs.services import enqueue
+from lib.numbers import decimal_number
 from lib.ratings import (
     BootstrapResult,
     BradleyTerryParams,
@@ -189,14 +190,10 @@ class RankingParams:
 
 
 def _number(name: str, raw: Any, kind: type) -> Any:
-    if isinstance(raw, bool):
+    # The page shows 0.5 as "0,5" in Russian: either separator is taken back (lib.numbers).
+    value = decimal_number(raw)
+    if value is None:
         raise ParamsError(name, _("must be a number"))
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise ParamsError(name, _("must be a number")) from None
-    if not math.isfinite(value):
-        raise ParamsError(name, _("must be a finite number"))
     if kind is int:
         if value != int(value):
             raise ParamsError(name, _("must be a whole number"))

@@ -33,6 +33,7 @@ from dataset.models import (
     EXCLUDED_NO_CONSENSUS,
     EXCLUDED_NO_SCORE,
 )
+from lib.numbers import decimal_number
 from material import identity
 from material.models import Answer, Instruction
 from taxonomy.models import Complexity, Task
@@ -90,13 +91,12 @@ def _int(params: Any, name: str) -> int | None:
 
 
 def _confidence(params: Any, name: str) -> float | None:
-    raw = str(params.get(name, "") or "").strip().replace(",", ".")
+    raw = str(params.get(name, "") or "").strip()
     if not raw:
         return None
-    try:
-        value = float(raw)
-    except ValueError:
-        raise FilterError(_("%(field)s: not a number.") % {"field": name}) from None
+    value = decimal_number(raw)
+    if value is None:
+        raise FilterError(_("%(field)s: not a number.") % {"field": name})
     if not 0 <= value <= 1:
         raise FilterError(_("%(field)s: between 0 and 1.") % {"field": name})
     return value
