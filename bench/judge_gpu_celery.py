@@ -71,7 +71,7 @@ def _store() -> redis.Redis:
 
 
 def _batch_answers(sc: Any, batch: int, per_batch: int) -> list[Any]:
-    from bench.judge_gpu import Scale, make_workload
+    from bench.judge_gpu_workload import Scale, make_workload
 
     return make_workload(Scale(**{**asdict(sc), "n_answers": per_batch}), seed=1000 + batch)
 
@@ -79,14 +79,8 @@ def _batch_answers(sc: Any, batch: int, per_batch: int) -> list[Any]:
 @signals.worker_init.connect
 def _load_model(sender: Any = None, **_kwargs: Any) -> None:
     """Each worker builds its model once, warms it up, then says it is ready."""
-    from bench.judge_gpu import (
-        Scale,
-        build_model,
-        fit_budget,
-        make_workload,
-        run_cascade,
-        scale_for,
-    )
+    from bench.judge_gpu_paths import run_cascade
+    from bench.judge_gpu_workload import Scale, build_model, fit_budget, make_workload, scale_for
 
     sc = scale_for(os.environ.get("JUDGE_BENCH_SCALE", "small"))
     model = build_model(sc)
@@ -99,7 +93,7 @@ def _load_model(sender: Any = None, **_kwargs: Any) -> None:
 
 @app.task(bind=True, name="bench.judge_batch", max_retries=None)
 def judge_batch(self: Any, run: str, batch: int, per_batch: int) -> str:
-    from bench.judge_gpu import run_cascade
+    from bench.judge_gpu_paths import run_cascade
 
     store = _store()
     me = os.environ["JUDGE_BENCH_WORKER"]

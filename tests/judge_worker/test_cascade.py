@@ -17,16 +17,10 @@ from transformers import (
     Qwen2Config,
 )
 
-from judge_worker.backends.cascade import (
-    CASCADE_ATTENTION,
-    KVPool,
-    generate_cascade,
-    merge_attention,
-    pool_shape,
-    supports_cascade,
-    varlen_attention,
-)
+from judge_worker.backends.cascade import generate_cascade, pool_shape, supports_cascade
+from judge_worker.backends.cascade_attention import CASCADE_ATTENTION, KVPool
 from judge_worker.backends.prefix_decode import DecodeStep, PrefixGroup, generate_shared
+from judge_worker.backends.varlen import merge_attention, varlen_attention
 
 H, KVH, D = 4, 2, 16
 SCALE = D**-0.5
@@ -313,7 +307,7 @@ cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GP
 @cuda
 def test_flash_varlen_matches_the_reference_on_cuda() -> None:
     # The GPU path calls FlashAttention-2's varlen kernel; it must honour the same contract.
-    from judge_worker.backends.cascade import _varlen_reference
+    from judge_worker.backends.varlen import _varlen_reference
 
     torch.manual_seed(3)
     dev, dt = "cuda", torch.bfloat16
@@ -371,7 +365,7 @@ def _reference_op(
     seqused_k: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The kernel's calling convention over the float32 reference (log-sum-exp [heads, total])."""
-    from judge_worker.backends.cascade import _varlen_reference
+    from judge_worker.backends.varlen import _varlen_reference
 
     out, lse = _varlen_reference(
         q, k, v, cu_q, cu_k, causal=causal, scale=scale, seqused_k=seqused_k
@@ -380,13 +374,13 @@ def _reference_op(
 
 
 def test_the_flash_check_accepts_a_kernel_that_honours_the_contract() -> None:
-    from judge_worker.backends.cascade import flash_varlen_problem
+    from judge_worker.backends.varlen import flash_varlen_problem
 
     assert flash_varlen_problem("cpu", op=_reference_op) is None
 
 
 def test_the_flash_check_names_the_tested_versions_when_the_signature_changed() -> None:
-    from judge_worker.backends.cascade import FLASH_TESTED_TORCH, flash_varlen_problem
+    from judge_worker.backends.varlen import FLASH_TESTED_TORCH, flash_varlen_problem
 
     def old_signature(
         q: Any, k: Any, v: Any, cu_q: Any, cu_k: Any, *rest: Any, scale: float
@@ -400,7 +394,7 @@ def test_the_flash_check_names_the_tested_versions_when_the_signature_changed() 
 
 
 def test_the_flash_check_refuses_a_kernel_with_wrong_results() -> None:
-    from judge_worker.backends.cascade import flash_varlen_problem
+    from judge_worker.backends.varlen import flash_varlen_problem
 
     def off_by_scale(*args: Any, **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
         out, lse = _reference_op(*args, **kwargs)
@@ -416,16 +410,16 @@ def test_the_flash_check_refuses_a_kernel_with_wrong_results() -> None:
 
 
 def test_the_flash_check_reports_a_missing_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    from judge_worker.backends import cascade
+    from judge_worker.backends import varlen
 
-    monkeypatch.setattr(cascade, "_flash_op", lambda: None)
-    problem = cascade.flash_varlen_problem("cpu")
+    monkeypatch.setattr(varlen, "_flash_op", lambda: None)
+    problem = varlen.flash_varlen_problem("cpu")
     assert problem is not None and "has no aten._flash_attention_forward" in problem
 
 
 @cuda
 def test_the_flash_check_passes_on_this_gpu() -> None:
-    from judge_worker.backends.cascade import flash_varlen_problem
+    from judge_worker.backends.varlen import flash_varlen_problem
 
     assert flash_varlen_problem("cuda") is None
 
