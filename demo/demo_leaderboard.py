@@ -19,10 +19,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
+from comparison.services import RankingParams, latest_ranking, ranking_store
 from dataset.aggregation import aggregation_run
 from dataset.models import TripleAggregate
 from demo.demo_data import DEMO_ADMIN, DEMO_EXPERT, DEMO_EXPERTS, DEMO_MODELS
 from demo.demo_markup import DEMO_PARTICIPANT
+from demo.demo_pairs import PAST_PREFIX
 from demo.judge_server import verdict
 from judge_worker import JudgeItem, JudgeOutput, parse_judge_output
 from judging.models import JudgeRun
@@ -30,6 +32,7 @@ from judging.services import config_save, run_create, run_execute_inline
 from leaderboards.models import Leaderboard, Visibility
 from leaderboards.services import snapshot_store
 from material.models import Answer
+from protocol.pairwise import Label, unplace
 from submissions.models import State, Submission
 from submissions.services import (
     Metadata,
@@ -41,6 +44,7 @@ from submissions.services import (
     submission_upload,
 )
 from taxonomy.models import CriterionGroup
+from work.comparisons import ComparisonInput, comparison_submit
 from work.models import Assignment, AssignmentKind, AssignmentStatus, TripleKind
 from work.services import ScoreInput, assignment_submit
 
@@ -51,7 +55,7 @@ QUALITY = {m.name: q for m, q in zip(DEMO_MODELS, (0.55, 0.7, 0.4, 0.85), strict
 RATIONALE = "Демо: оценка из истории панели, ответ проверен по критерию."
 
 
-def _draw(*parts: Any) -> float:
+def draw(*parts: Any) -> float:
     """A deterministic number in [0, 1) from its parts (the same demo every time)."""
     digest = hashlib.sha256("/".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
@@ -92,8 +96,8 @@ def demo_history_ensure() -> int:
             if estimate.triple.group == CriterionGroup.CRITICAL:
                 score = rubric.best_value  # no demo answer violates a critical criterion
             else:
-                draw = _draw(assignment.answer_id, estimate.triple_id, estimate.expert_id)
-                score = _score(rubric.values, rubric.best_value, quality, draw)
+                chance = draw(assignment.answer_id, estimate.triple_id, estimate.expert_id)
+                score = _score(rubric.values, rubric.best_value, quality, chance)
             items.append(ScoreInput(triple_id=estimate.triple_id, score=score, rationale=RATIONALE))
         if not items:
             continue
@@ -108,11 +112,62 @@ def demo_history_ensure() -> int:
     return submitted
 
 
+def _pair_label(quality_a: float, quality_b: float, chance: float) -> Label:
+    """A scripted REPA label: a tie now and then, else the better model wins more often."""
+    if chance < 0.12:
+        return Label.BOTH_GOOD
+    if chance < 0.2:
+        return Label.BOTH_BAD
+    share_a = quality_a / (quality_a + quality_b)
+    return Label.A if (chance - 0.2) / 0.8 < share_a else Label.B
+
+
+def demo_pairs_history_ensure() -> int:
+    """Label every open assignment on the panel's past pairs (demo.demo_pairs, PAST_PREFIX),
+    the login expert's included (they are her history, not her queue); returns how many."""
+    open_work = (
+        Assignment.objects.filter(
+            kind=AssignmentKind.WORK, pair__external_id__startswith=PAST_PREFIX
+        )
+        .exclude(status=AssignmentStatus.SUBMITTED)
+        .select_related("pair__answer_a__model", "pair__answer_b__model", "expert__user")
+        .order_by("pk")
+    )
+    submitted = 0
+    for assignment in open_work:
+        pair = assignment.pair
+        assert pair is not None
+        labels = {}
+        for estimate in assignment.estimates.select_related("triple__comparison_criterion"):
+            criterion = estimate.triple.comparison_criterion
+            assert criterion is not None
+            label = _pair_label(
+                QUALITY.get(pair.answer_a.model.name, 0.5),
+                QUALITY.get(pair.answer_b.model.name, 0.5),
+                draw(pair.pk, criterion.key, assignment.expert_id),
+            )
+            # The service takes the label as this expert's page showed it.
+            labels[criterion.key] = unplace(label, swapped=assignment.swapped).value
+        result = comparison_submit(
+            assignment=assignment,
+            data=ComparisonInput(labels=labels),
+            user=assignment.expert.user,
+            submission_key=f"demo-pairs-history-{assignment.pk}",
+            time_spent_ms=240_000,
+        )
+        submitted += int(result.ok)
+    return submitted
+
+
 def demo_leaderboard_ensure() -> str:
-    """The panels' past work, the aggregation, and a public leaderboard with a snapshot."""
+    """The panels' past work, the aggregation, the experts' model rankings of the side-by-side
+    pairs, and a public leaderboard with a snapshot."""
     submitted = demo_history_ensure()
-    if submitted or not TripleAggregate.objects.exists():
+    labelled = demo_pairs_history_ensure()
+    if submitted or labelled or not TripleAggregate.objects.exists():
         aggregation_run()
+    if labelled or latest_ranking() is None:
+        ranking_store(RankingParams())
     board, _created = Leaderboard.objects.get_or_create(
         slug=DEMO_BOARD,
         defaults={
@@ -148,7 +203,8 @@ def demo_leaderboard_ensure() -> str:
     snapshot_store(board)
     return (
         f"/leaderboards/{board.slug}/ ({board.get_visibility_display()}), "
-        f"{submitted} past demo assignments submitted; judge rows of the demo test server: "
+        f"{submitted} past demo assignments submitted, {labelled} past pairs labelled; "
+        f"judge rows of the demo test server: "
         f"{judged}; {published}; participants submit to it (an example answers file: {example})"
     )
 

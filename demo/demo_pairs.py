@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from demo.demo_data import DEMO_MODELS, DEMO_SOURCE, DemoReport, text_hash
+from demo.demo_data import (
+    DEMO_INSTRUCTIONS,
+    DEMO_MODELS,
+    DEMO_SOURCE,
+    DemoReport,
+    answer_external_id,
+    text_hash,
+)
 from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Panel
 from work.comparisons import REPA_OVERLAP, comparisons_build
@@ -113,6 +120,57 @@ DEMO_PAIRS: tuple[DemoPair, ...] = (
 
 def pair_external_id(item: DemoPair) -> str:
     return f"demo-{item.key}"
+
+
+# The panel's past side-by-side work: pairs of the demo models' answers to the pointwise demo
+# instructions, every model pair in turn, all labelled (demo.demo_leaderboard scripts the
+# labels), so the rankings, the export's pairs table and the pairwise agreement have data.
+PAST_PREFIX = "demo-past-"
+# REPA's query category per demo task group (the first part of the task path).
+PAST_CATEGORIES = {
+    "Text Transformation": "Rewrite",
+    "Original Text Generation": "Generation",
+    "QA": "Open QA",
+    "Technical Problems": "Technical",
+    "AI as a Character": "Brainstorm",
+}
+
+
+def demo_past_pairs_ensure(report: DemoReport) -> list[int]:
+    """Two demo models' answers to each pointwise demo instruction as a pair (the model pairs
+    rotate), for the panel's labelled history; answers kept for exams are left out."""
+    keys = [m.key for m in DEMO_MODELS]
+    model_pairs = [(a, b) for i, a in enumerate(keys) for b in keys[i + 1 :]]
+    wanted = {
+        answer_external_id(item, key): item for item in DEMO_INSTRUCTIONS for key in item.answers
+    }
+    answers = {
+        a.external_id: a
+        for a in Answer.objects.filter(external_id__in=wanted, reserved__isnull=True)
+    }
+    pair_ids = []
+    for number, item in enumerate(DEMO_INSTRUCTIONS):
+        for shift in range(len(model_pairs)):
+            first, second = model_pairs[(number + shift) % len(model_pairs)]
+            a = answers.get(answer_external_id(item, first))
+            b = answers.get(answer_external_id(item, second))
+            if a is not None and b is not None:
+                break
+        else:
+            continue
+        pair, created = AnswerPair.objects.get_or_create(
+            external_id=f"{PAST_PREFIX}{item.key}",
+            defaults={
+                "instruction": a.instruction,
+                "answer_a": a,
+                "answer_b": b,
+                "category": PAST_CATEGORIES.get(item.task_path.split(" / ")[0], "Generation"),
+                "source": DEMO_SOURCE,
+            },
+        )
+        report.add("AnswerPair", int(created))
+        pair_ids.append(pair.pk)
+    return pair_ids
 
 
 @transaction.atomic

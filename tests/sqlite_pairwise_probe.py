@@ -30,7 +30,8 @@ def main() -> int:
     from dataset.aggregation import aggregation_run
     from dataset.export import ExportOptions, dataset_export
     from demo.demo_data import DEMO_ADMIN, DEMO_EXPERT, DEMO_SUPERVISOR
-    from demo.demo_pairs import DEMO_PAIRS_PANEL
+    from demo.demo_pairs import DEMO_PAIRS, DEMO_PAIRS_PANEL, PAST_PREFIX, pair_external_id
+    from material.models import AnswerPair
     from panels.models import Panel
     from taxonomy.services import comparison_criteria
     from work.models import Assignment
@@ -47,7 +48,11 @@ def main() -> int:
         return c
 
     keys = [c.key for c in comparison_criteria()]
-    pairs = Assignment.objects.filter(pair__isnull=False).select_related("expert__user")
+    # The pairs of the login expert's queue, each by its three annotators (the panel's past
+    # pairs the seed labelled already).
+    pairs = Assignment.objects.filter(
+        pair__external_id__in=[pair_external_id(p) for p in DEMO_PAIRS]
+    ).select_related("expert__user")
     for n, assignment in enumerate(pairs.order_by("pair_id", "pk")):
         c = client(assignment.expert.user.username)
         page = c.get(reverse("assignment", args=[assignment.pk]))
@@ -86,6 +91,9 @@ def main() -> int:
                 "pairwise": report.get("pairwise"),
                 "rankings_job": job.status,
                 "exported_pairs": exported,
+                "past_pairs": AnswerPair.objects.filter(
+                    external_id__startswith=PAST_PREFIX
+                ).count(),
             }
         )
     )

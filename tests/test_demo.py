@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db.models import Model
+from django.test import Client
 from django.urls import reverse
 
 from demo.demo_data import (
@@ -24,7 +25,7 @@ from demo.demo_data import (
     text_hash,
 )
 from demo.demo_guidelines import DEMO_GUIDELINE_CRITERION, DEMO_GUIDELINE_PANEL
-from demo.demo_pairs import DEMO_PAIRS
+from demo.demo_pairs import DEMO_PAIRS, PAST_PREFIX, pair_external_id
 from guidelines.models import GuidelineVersion
 from markup.models import Markup, MarkupText
 from material.models import Answer, AnswerPair, Instruction, LanguageModel
@@ -154,7 +155,9 @@ def test_the_demo_expert_has_work_in_the_queue(demo_settings: Any) -> None:
     assert open_work.values("answer__instruction").distinct().count() > 3
     # And the side-by-side pairs: each with three annotators of the Editing panel, her among
     # them, placed A/B at random per assignment (both placements occur).
-    pairs = Assignment.objects.filter(pair__isnull=False)
+    pairs = Assignment.objects.filter(
+        pair__external_id__in=[pair_external_id(p) for p in DEMO_PAIRS]
+    )
     assert pairs.count() == 3 * len(DEMO_PAIRS)
     assert open_work.filter(pair__isnull=False).count() == len(DEMO_PAIRS)
     assert set(pairs.values_list("swapped", flat=True)) == {True, False}
@@ -234,10 +237,16 @@ def test_the_demo_has_a_public_leaderboard_from_the_panels_past_work(demo_settin
     best = max(QUALITY, key=QUALITY.__getitem__)
     worst = min(QUALITY, key=QUALITY.__getitem__)
     assert means[best] > means[worst]
-    # The newcomer's expert still has all her work: only the other experts' past was scripted.
-    assert not Assignment.objects.filter(
-        expert__user__username=DEMO_EXPERT, status=AssignmentStatus.SUBMITTED
-    ).exists()
+    # The newcomer's expert still has all her work: the other experts' past was scripted, and
+    # of hers only the side-by-side panel's past pairs (REPA's three labels need all three of
+    # the Editing panel).
+    assert (
+        not Assignment.objects.filter(
+            expert__user__username=DEMO_EXPERT, status=AssignmentStatus.SUBMITTED
+        )
+        .exclude(pair__external_id__startswith=PAST_PREFIX)
+        .exists()
+    )
     # An anonymous visitor reads it: model names and scores, no output.
     page = Client().get(reverse("leaderboard", args=[DEMO_BOARD])).content.decode()
     assert all(m.name in page for m in DEMO_MODELS)
@@ -335,3 +344,38 @@ def test_the_demo_has_a_writing_campaign_and_generation_configurations(
     assert GenerationConfig.objects.filter(name=DEMO_GENERATOR).exists()
     seed()
     assert Campaign.objects.count() == 1 and Slot.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_the_demo_has_side_by_side_work_to_rank_export_and_measure(demo_settings: Any) -> None:
+    """The README's side-by-side pages show content after the seed: rankings with battles
+    between every demo model, the panel's agreement, the export's pairs table."""
+    import tempfile
+    from pathlib import Path
+
+    from comparison.services import latest_ranking
+    from dataset.export import ExportOptions, dataset_export
+    from demo.demo_pairs import DEMO_PAIRS_PANEL
+
+    seed()
+    ranking = latest_ranking()
+    assert ranking is not None and ranking.result["n_battles"] > 0
+    assert ranking.result["n_models"] == len(DEMO_MODELS)
+    admin = Client()
+    admin.force_login(User.objects.get(username=DEMO_ADMIN.username))
+    page = admin.get(reverse("comparison_rankings"), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert f"{ranking.result['n_battles']} battles between {len(DEMO_MODELS)} models" in page
+    assert all(m.name in page for m in DEMO_MODELS)
+    supervisor = Client()
+    supervisor.force_login(User.objects.get(username=DEMO_SUPERVISOR.username))
+    panel = Panel.objects.get(key=DEMO_PAIRS_PANEL)
+    console = supervisor.get(reverse("console_panel", args=[panel.pk])).content.decode()
+    assert 'id="pair-agreement"' in console
+    alphas = re.findall(r'<tr data-criterion="[^"]+"><td>[^<]*</td><td>(\d+)</td>', console)
+    assert alphas and all(int(items) >= 10 for items in alphas), alphas
+    with tempfile.TemporaryDirectory() as tmp:
+        result = dataset_export(Path(tmp) / "d.zip", ExportOptions(fmt="parquet"))
+    assert result["rows"]["pairs"] >= 10
+    # A second seed labels nothing again and keeps the ranking.
+    assert "0 past pairs labelled" in seed()
+    assert latest_ranking() == ranking

@@ -34,7 +34,7 @@ from demo.demo_markup import (
     demo_markup_ensure,
     demo_markup_work_ensure,
 )
-from demo.demo_pairs import demo_pairs_build, demo_pairs_ensure
+from demo.demo_pairs import demo_pairs_build, demo_pairs_ensure, demo_past_pairs_ensure
 from panels.defaults import ensure_default_panels
 from panels.models import Panel
 from taxonomy.services import load_pollux
@@ -114,7 +114,7 @@ class Command(BaseCommand):
         )
         self.stdout.write(_build_assignments(report.answer_ids))
         # The side-by-side project (REPA): pairs of the demo models' answers, Editing panel.
-        pairs = demo_pairs_build(demo_pairs_ensure(report))
+        pairs = demo_pairs_build(demo_pairs_ensure(report) + demo_past_pairs_ensure(report))
         self.stdout.write(f"side-by-side pairs: {pairs}")
         # Span markups (ПРО//ЧТЕНИЕ): three texts, two experts' markups and an algorithm's each.
         markups = DemoReport()
