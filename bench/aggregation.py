@@ -13,9 +13,9 @@ import statistics
 from collections import Counter, defaultdict
 from typing import Any
 
-from bench.datagen import (
+from bench.datagen import ensure_dataset
+from bench.steps import (
     BASELINE_SUBSAMPLE,
-    ensure_dataset,
     every_kth_answer,
     result_line,
     run_child,

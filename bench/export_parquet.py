@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.datagen import (
+from bench.datagen import ensure_dataset
+from bench.steps import (
     BASELINE_SUBSAMPLE,
-    ensure_dataset,
     every_kth_answer,
     result_line,
     run_child,

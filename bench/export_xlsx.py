@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.datagen import (
+from bench.datagen import ensure_dataset
+from bench.steps import (
     BASELINE_SUBSAMPLE,
-    ensure_dataset,
     result_line,
     run_child,
     run_floor,
