@@ -22,8 +22,9 @@ from django.contrib.auth import get_user_model
 from comparison.services import RankingParams, latest_ranking, ranking_store
 from dataset.aggregation import aggregation_run
 from dataset.models import TripleAggregate
-from demo.demo_data import DEMO_ADMIN, DEMO_EXPERT, DEMO_EXPERTS, DEMO_MODELS
+from demo.demo_data import DEMO_ADMIN, DEMO_EXPERT, DEMO_EXPERTS
 from demo.demo_markup import DEMO_PARTICIPANT
+from demo.demo_material import DEMO_MODELS
 from demo.demo_pairs import PAST_PREFIX
 from demo.judge_server import verdict
 from judge_worker import JudgeItem, JudgeOutput, parse_judge_output

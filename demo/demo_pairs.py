@@ -13,14 +13,8 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from demo.demo_data import (
-    DEMO_INSTRUCTIONS,
-    DEMO_MODELS,
-    DEMO_SOURCE,
-    DemoReport,
-    answer_external_id,
-    text_hash,
-)
+from demo.demo_data import DEMO_SOURCE, DemoReport
+from demo.demo_material import DEMO_INSTRUCTIONS, DEMO_MODELS, answer_external_id, text_hash
 from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Panel
 from work.comparisons import REPA_OVERLAP, comparisons_build

@@ -14,17 +14,9 @@ from django.db.models import Model
 from django.test import Client
 from django.urls import reverse
 
-from demo.demo_data import (
-    DEMO_ADMIN,
-    DEMO_EXPERT,
-    DEMO_EXPERTS,
-    DEMO_INSTRUCTIONS,
-    DEMO_MODELS,
-    DEMO_PASSWORD,
-    DEMO_SUPERVISOR,
-    text_hash,
-)
+from demo.demo_data import DEMO_ADMIN, DEMO_EXPERT, DEMO_EXPERTS, DEMO_PASSWORD, DEMO_SUPERVISOR
 from demo.demo_guidelines import DEMO_GUIDELINE_CRITERION, DEMO_GUIDELINE_PANEL
+from demo.demo_material import DEMO_INSTRUCTIONS, DEMO_MODELS, text_hash
 from demo.demo_pairs import DEMO_PAIRS, PAST_PREFIX, pair_external_id
 from guidelines.models import GuidelineVersion
 from markup.models import Markup, MarkupText
