@@ -5,8 +5,6 @@ export of accepted instructions under the public POLLUX column names."""
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -19,9 +17,10 @@ from authoring.rules import review_panel_ids
 from authoring.selectors import visible_panels
 from authoring.services import AuthoringError, corpus_upload
 from dataset.instructions import instruction_notes, instruction_schema
+from lib.uploads import upload_spooled
 from lib.xlsx import workbook_bytes
 from material.import_common import Errors, TooManyErrors, cell
-from material.readers import open_file
+from material.readers import Table, open_table
 from protocol import authoring as rules
 
 CORPUS_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -63,40 +62,17 @@ def corpus_from_upload(*, name: str, upload: Any, user: Any) -> ReferenceCorpus:
         )
     errors = Errors(limit=MAX_ERRORS)
     rows: list[tuple[str, str]] = []
-    stack: list[Any] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / ("upload" + Path(upload.name or "").suffix.lower())
-        with path.open("wb") as out:
-            for chunk in upload.chunks():
-                out.write(chunk)
-        try:
-            source = open_file(
-                path, None, max_bytes, errors, stack, aliases=CORPUS_COLUMNS, types=CORPUS_TYPES
-            )
-            if (
-                source is not None
-                and not source.dynamic
-                and not set(CORPUS_COLUMNS["text"]) & set(source.columns)
-            ):
-                errors.add(source.header_row, "text", "missing_column", "The column is missing.")
-            if source is not None and not errors:
-                for number, row in source.rows:
-                    text = cell(_field(row, CORPUS_COLUMNS["text"])).strip()
-                    if not text:
-                        errors.add(number, "text", "empty", "The text is empty.")
-                    elif "\x00" in text:
-                        errors.add(number, "text", "nul", "The text contains a NUL character.")
-                    elif len(text) > rules.MAX_TEXT_CHARS:
-                        errors.add(number, "text", "too_long", "The text is too long.")
-                    else:
-                        rows.append((cell(_field(row, CORPUS_COLUMNS["id"])).strip(), text))
-                if not rows and not errors:
-                    errors.add(None, None, "empty_file", "The file has no data rows.")
-        except TooManyErrors:
-            pass
-        finally:
-            for item in stack:
-                item.close()
+    try:
+        with (
+            upload_spooled(upload) as path,
+            open_table(
+                path, None, max_bytes, errors, aliases=CORPUS_COLUMNS, types=CORPUS_TYPES
+            ) as table,
+        ):
+            if table is not None:
+                rows = _corpus_rows(table, errors)
+    except TooManyErrors:
+        pass
     if errors:
         shown = "; ".join(
             f"row {e.row}, {e.column}: {e.message}"
@@ -106,6 +82,28 @@ def corpus_from_upload(*, name: str, upload: Any, user: Any) -> ReferenceCorpus:
         )
         raise AuthoringError(shown, "file", status=422)
     return corpus_upload(name=name, rows=rows, user=user)
+
+
+def _corpus_rows(table: Table, errors: Errors) -> list[tuple[str, str]]:
+    """(id, text) of every row of an opened corpus file; each bad row is an error."""
+    rows: list[tuple[str, str]] = []
+    if not table.dynamic and not set(CORPUS_COLUMNS["text"]) & set(table.columns):
+        errors.add(table.header_row, "text", "missing_column", "The column is missing.")
+    if errors:
+        return rows
+    for number, row in table.rows:
+        text = cell(_field(row, CORPUS_COLUMNS["text"])).strip()
+        if not text:
+            errors.add(number, "text", "empty", "The text is empty.")
+        elif "\x00" in text:
+            errors.add(number, "text", "nul", "The text contains a NUL character.")
+        elif len(text) > rules.MAX_TEXT_CHARS:
+            errors.add(number, "text", "too_long", "The text is too long.")
+        else:
+            rows.append((cell(_field(row, CORPUS_COLUMNS["id"])).strip(), text))
+    if not rows and not errors:
+        errors.add(None, None, "empty_file", "The file has no data rows.")
+    return rows
 
 
 def _devices_cell(devices: dict[str, int]) -> str:

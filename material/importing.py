@@ -27,6 +27,7 @@ from django.utils.translation import gettext as _
 
 from jobs.models import Job, JobKind
 from jobs.services import enqueue
+from lib.uploads import upload_write
 from material.import_common import (
     EXTENSIONS,
     MAX_ERRORS,
@@ -39,7 +40,7 @@ from material.import_common import (
     TooManyErrors,
     errors_summary,
 )
-from material.readers import open_file
+from material.readers import Table, open_table
 from material.validation import Catalogue, Validator
 from material.writers import write_material
 
@@ -63,16 +64,14 @@ def material_import(
     report = ImportReport()
     errors = Errors(max_errors)
     notify = Throttle(progress)
-    stack: list[Any] = []
+    notify(0, force=True)
     try:
-        validator = _read(path, fmt, max_bytes, max_text, errors, report, notify, stack)
+        with open_table(path, fmt, max_bytes, errors) as table:
+            validator = _read(table, max_text, errors, report, notify)
         if validator is not None and not errors:
             write_material(validator, errors, report, notify)
     except TooManyErrors:
         pass
-    finally:
-        for item in stack:
-            item.close()
     report.errors = errors.items
     report.errors_truncated = errors.truncated
     if report.errors:
@@ -84,29 +83,25 @@ def material_import(
 
 
 def _read(
-    path: Path,
-    fmt: str | None,
-    max_bytes: int,
+    table: Table | None,
     max_text: int,
     errors: Errors,
     report: ImportReport,
     notify: Throttle,
-    stack: list[Any],
 ) -> Validator | None:
-    notify(0, force=True)
-    source = open_file(path, fmt, max_bytes, errors, stack)
-    if source is None:
+    """Every row of the opened file validated (nothing written yet)."""
+    if table is None:
         return None
-    validator = Validator(source.columns, Catalogue(), max_text, errors, source.dynamic)
+    validator = Validator(table.columns, Catalogue(), max_text, errors, table.dynamic)
     for column in validator.missing_columns():
-        errors.add(source.header_row, column, "missing_column", _("The column is missing."))
+        errors.add(table.header_row, column, "missing_column", _("The column is missing."))
     if errors:
         return None
-    for i, (number, row) in enumerate(source.rows, start=1):
+    for i, (number, row) in enumerate(table.rows, start=1):
         report.rows += 1
         validator.add(number, row)
         if i % 500 == 0:
-            notify(int(READ_SHARE * source.fraction()))
+            notify(int(READ_SHARE * table.fraction()))
     if report.rows == 0 and not errors:
         errors.add(None, None, "empty_file", _("The file has no data rows."))
     return validator
@@ -142,9 +137,7 @@ def store_upload(upload: UploadedFile) -> str:
     relative = f"imports/{uuid.uuid4().hex}{suffix}"
     target = Path(settings.PRIVATE_STORAGE_ROOT) / relative
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("wb") as out:
-        for chunk in upload.chunks():
-            out.write(chunk)
+    upload_write(upload, target)
     return relative
 
 

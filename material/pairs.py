@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from material.import_common import (
 )
 from material.importing import store_upload, stored_import_path, upload_params
 from material.models import Answer, AnswerPair, Instruction, LanguageModel
-from material.readers import Source, open_file
+from material.readers import Table, open_table
 from material.validation import FieldReader
 
 # Canonical field -> accepted column names; REPA's first (it wins when both are present).
@@ -451,23 +452,20 @@ def _empty_counts() -> dict[str, int]:
 
 
 def _open(
-    path: Path,
-    fmt: str | None,
-    max_bytes: int,
-    max_text: int,
-    errors: Errors,
-    stack: list[Any],
-) -> tuple[Source, PairValidator] | None:
-    """The file opened and its header checked: every required column present."""
-    source = open_file(
-        path, fmt, max_bytes, errors, stack, aliases=PAIR_COLUMNS, types=PAIR_PARQUET_TYPES
-    )
-    if source is None:
+    path: Path, fmt: str | None, max_bytes: int, errors: Errors
+) -> AbstractContextManager[Table | None]:
+    """open_table with the pairs' columns and the kinds they accept."""
+    return open_table(path, fmt, max_bytes, errors, aliases=PAIR_COLUMNS, types=PAIR_PARQUET_TYPES)
+
+
+def _validator(table: Table | None, max_text: int, errors: Errors) -> PairValidator | None:
+    """The opened file's header checked: every required column present."""
+    if table is None:
         return None
-    validator = PairValidator(source.columns, max_text, errors, source.dynamic)
+    validator = PairValidator(table.columns, max_text, errors, table.dynamic)
     for column in validator.missing_columns():
-        errors.add(source.header_row, column, "missing_column", _("The column is missing."))
-    return None if errors else (source, validator)
+        errors.add(table.header_row, column, "missing_column", _("The column is missing."))
+    return None if errors else validator
 
 
 def pairs_import(
@@ -490,26 +488,22 @@ def pairs_import(
     report = ImportReport(created=_empty_counts(), existing=_empty_counts())
     errors = Errors(max_errors)
     notify = Throttle(progress)
-    stack: list[Any] = []
     notify(0, force=True)
     try:
-        opened = _open(path, fmt, max_bytes, max_text, errors, stack)
-        if opened is not None:
-            source, validator = opened
-            for i, (number, row) in enumerate(source.rows, start=1):
-                report.rows += 1
-                validator.add(number, row)
-                if i % 500 == 0:
-                    notify(int(READ_SHARE * source.fraction()))
-            if report.rows == 0 and not errors:
-                errors.add(None, None, "empty_file", _("The file has no data rows."))
-            if not errors:
-                _write(validator, errors, report, notify)
+        with _open(path, fmt, max_bytes, errors) as table:
+            validator = _validator(table, max_text, errors)
+            if table is not None and validator is not None:
+                for i, (number, row) in enumerate(table.rows, start=1):
+                    report.rows += 1
+                    validator.add(number, row)
+                    if i % 500 == 0:
+                        notify(int(READ_SHARE * table.fraction()))
+                if report.rows == 0 and not errors:
+                    errors.add(None, None, "empty_file", _("The file has no data rows."))
+                if not errors:
+                    _write(validator, errors, report, notify)
     except TooManyErrors:
         pass
-    finally:
-        for item in stack:
-            item.close()
     report.errors = errors.items
     report.errors_truncated = errors.truncated
     if report.errors:
@@ -526,14 +520,11 @@ def pairs_header_errors(
     missing column): the upload page refuses such a file at once instead of queueing it."""
     max_bytes = settings.IMPORT_MAX_BYTES if max_bytes is None else max_bytes
     errors = Errors(MAX_ERRORS)
-    stack: list[Any] = []
     try:
-        _open(path, fmt, max_bytes, settings.IMPORT_MAX_TEXT_CHARS, errors, stack)
+        with _open(path, fmt, max_bytes, errors) as table:
+            _validator(table, settings.IMPORT_MAX_TEXT_CHARS, errors)
     except TooManyErrors:
         pass
-    finally:
-        for item in stack:
-            item.close()
     return errors.items
 
 

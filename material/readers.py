@@ -20,9 +20,9 @@ import csv
 import io
 import math
 import re
-import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
@@ -31,6 +31,7 @@ from typing import IO, Any
 from django.utils.translation import gettext as _
 
 from lib import bounded_json
+from lib.uploads import upload_spooled
 from material.import_common import (
     BATCH_SIZE,
     COLUMNS,
@@ -47,8 +48,8 @@ from material.import_common import (
 
 
 @dataclass
-class Source:
-    """A parsed file: its columns and an iterator of (row number, {column: value})."""
+class Table:
+    """An opened file: its columns and an iterator of (row number, {column: value})."""
 
     columns: list[str]
     rows: Iterator[tuple[int, dict[str, Any]]]
@@ -142,9 +143,9 @@ def _check_utf8(path: Path, errors: Errors) -> bool:
     return True
 
 
-def open_csv(
-    path: Path, errors: Errors, stack: list[Any], *, delimiters: str = ","
-) -> Source | None:
+def _open_csv(
+    path: Path, errors: Errors, stack: ExitStack, *, delimiters: str = ","
+) -> Table | None:
     """`delimiters`: with more than one, the header line decides (the one it holds most of),
     for small tables saved by spreadsheets with a semicolon or a tab; the material import is
     comma-separated."""
@@ -162,9 +163,9 @@ def open_csv(
     # field limit (128 KiB) would cut them.
     csv.field_size_limit(max(csv.field_size_limit(), 64 * 1024 * 1024))
     size = max(path.stat().st_size, 1)
-    counter = _CountingReader(path.open("rb"))
+    counter = _CountingReader(stack.enter_context(path.open("rb")))
     text = io.TextIOWrapper(io.BufferedReader(counter), encoding="utf-8-sig", newline="")
-    stack.append(text)
+    stack.enter_context(text)
     reader = csv.reader(text, dialect=dialect)
     try:
         header = next(reader)
@@ -199,16 +200,16 @@ def open_csv(
                 continue
             yield number, dict(zip(columns, cells, strict=False))
 
-    return Source(columns, rows(), lambda: counter.count / size, header_row=1)
+    return Table(columns, rows(), lambda: counter.count / size, header_row=1)
 
 
-def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> Source | None:
+def _open_jsonl(path: Path, errors: Errors, stack: ExitStack) -> Table | None:
     if not _check_utf8(path, errors):
         return None
     size = max(path.stat().st_size, 1)
-    counter = _CountingReader(path.open("rb"))
+    counter = _CountingReader(stack.enter_context(path.open("rb")))
     text = io.TextIOWrapper(io.BufferedReader(counter), encoding="utf-8-sig")
-    stack.append(text)
+    stack.enter_context(text)
     lines = enumerate(text, start=1)
 
     def parse(number: int, line: str) -> dict[str, Any] | None:
@@ -253,7 +254,7 @@ def open_jsonl(path: Path, errors: Errors, stack: list[Any]) -> Source | None:
                     yield number, row
 
     columns = list(first[1]) if first else []
-    return Source(columns, rows(), lambda: counter.count / size, header_row=None, dynamic=True)
+    return Table(columns, rows(), lambda: counter.count / size, header_row=None, dynamic=True)
 
 
 def json_too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -336,14 +337,14 @@ def _formula_error(errors: Errors, sheet: str, number: int, column: str | None, 
     )
 
 
-def open_xlsx(
+def _open_xlsx(
     path: Path,
     max_bytes: int,
     errors: Errors,
-    stack: list[Any],
+    stack: ExitStack,
     *,
     read: set[str] | None = None,
-) -> Source | None:
+) -> Table | None:
     """`read`: the columns the import reads (None: all); a formula elsewhere is left alone."""
     if not _check_xlsx_zip(path, max_bytes, errors):
         return None
@@ -357,9 +358,12 @@ def open_xlsx(
     except Exception as exc:  # openpyxl raises many kinds for a broken workbook
         errors.add(None, None, "bad_xlsx", _("The workbook cannot be opened: %s") % exc)
         return None
-    stack.append(workbook)
+    stack.callback(workbook.close)
     sheet = workbook.worksheets[0]
     it = sheet.iter_rows()
+    # The sheet's stream shares the workbook's file and holds it open until the rows' iterator
+    # is closed (closing the workbook alone leaves it open).
+    stack.callback(it.close)
     header = next(it, ())
     header_formulas = [c for c in header if c.data_type == "f"]
     for c in header_formulas:
@@ -387,17 +391,17 @@ def open_xlsx(
             if not formulas:
                 yield number, {c: v for c, v in zip(columns, values, strict=False) if c}
 
-    return Source(columns, rows(), lambda: min(state["i"] / total, 1.0), header_row=1)
+    return Table(columns, rows(), lambda: min(state["i"] / total, 1.0), header_row=1)
 
 
-def open_parquet(
+def _open_parquet(
     path: Path,
     errors: Errors,
-    stack: list[Any],
+    stack: ExitStack,
     *,
     aliases: dict[str, tuple[str, ...]] = COLUMNS,
     types: dict[str, tuple[str, ...]] = PARQUET_TYPES,
-) -> Source | None:
+) -> Table | None:
     """`aliases`: field -> accepted column names (only those columns are read); `types`:
     field -> accepted Arrow kinds. The material import's by default; the pairs import passes
     its own."""
@@ -408,7 +412,7 @@ def open_parquet(
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError... for a broken file
         errors.add(None, None, "bad_parquet", _("The file is not a valid Parquet file: %s") % exc)
         return None
-    stack.append(pfile)
+    stack.callback(pfile.close)
     names = list(pfile.schema_arrow.names)
     columns = [n.strip().lower() for n in names]
     wanted_aliases = {a for names_of in aliases.values() for a in names_of}
@@ -450,7 +454,7 @@ def open_parquet(
                 previous = row
                 yield number, row
 
-    return Source(columns, rows(), lambda: state["i"] / total, header_row=None)
+    return Table(columns, rows(), lambda: state["i"] / total, header_row=None)
 
 
 def _arrow_kind(kind: Any) -> str:
@@ -611,23 +615,38 @@ def detect_format(path: Path) -> str | None:
     return EXTENSIONS.get(path.suffix.lower())
 
 
-def open_file(
+@contextmanager
+def open_table(
     path: Path,
     fmt: str | None,
     max_bytes: int,
     errors: Errors,
-    stack: list[Any],
     *,
     aliases: dict[str, tuple[str, ...]] = COLUMNS,
     types: dict[str, tuple[str, ...]] = PARQUET_TYPES,
-) -> Source | None:
+) -> Iterator[Table | None]:
     """The file opened by its format (given, or from the extension), after the checks every
     import makes first: a known format, a readable file within `max_bytes`, no column twice.
-    None (with the errors added) when it cannot be read. The opened readers go on `stack`,
-    for the caller to close.
+    None (with the errors added) when it cannot be read. Every file and workbook it opened is
+    closed when the block is left, by an exception too (TooManyErrors among them).
 
     `aliases` and `types` are the import's column map (Parquet reads only those columns), and
-    the kinds each field accepts, checked in every format (the module's docstring)."""
+    the kinds each field accepts, checked in every format (the module's docstring).
+
+    The rows are read inside the block: its iterator reads the open file."""
+    with ExitStack() as stack:
+        yield _open(path, fmt, max_bytes, errors, stack, aliases, types)
+
+
+def _open(
+    path: Path,
+    fmt: str | None,
+    max_bytes: int,
+    errors: Errors,
+    stack: ExitStack,
+    aliases: dict[str, tuple[str, ...]],
+    types: dict[str, tuple[str, ...]],
+) -> Table | None:
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         errors.add(
@@ -654,25 +673,25 @@ def open_file(
         )
         return None
     if fmt == "csv":
-        source = open_csv(path, errors, stack)
+        table = _open_csv(path, errors, stack)
     elif fmt == "jsonl":
-        source = open_jsonl(path, errors, stack)
+        table = _open_jsonl(path, errors, stack)
     elif fmt == "xlsx":
         read = {alias for names_of in aliases.values() for alias in names_of}
-        source = open_xlsx(path, max_bytes, errors, stack, read=read)
+        table = _open_xlsx(path, max_bytes, errors, stack, read=read)
     else:
-        source = open_parquet(path, errors, stack, aliases=aliases, types=types)
-    if source is None:
+        table = _open_parquet(path, errors, stack, aliases=aliases, types=types)
+    if table is None:
         return None
-    if len(set(source.columns) - {""}) != len([c for c in source.columns if c]):
-        dupes = sorted({c for c in source.columns if c and source.columns.count(c) > 1})
+    if len(set(table.columns) - {""}) != len([c for c in table.columns if c]):
+        dupes = sorted({c for c in table.columns if c and table.columns.count(c) > 1})
         for column in dupes:
-            errors.add(source.header_row, column, "bad_header", _("The column appears twice."))
+            errors.add(table.header_row, column, "bad_header", _("The column appears twice."))
         return None
     if fmt in ("jsonl", "xlsx"):
         # Parquet's columns were checked by their types, CSV cells are all text.
-        source.rows = _typed_rows(source.rows, errors, aliases, types)
-    return source
+        table.rows = _typed_rows(table.rows, errors, aliases, types)
+    return table
 
 
 def read_table(content: bytes, filename: str, max_bytes: int) -> list[dict[str, str]]:
@@ -680,32 +699,31 @@ def read_table(content: bytes, filename: str, max_bytes: int) -> list[dict[str, 
     import's openers (the same encoding and zip-bomb checks): the data rows as {lower-cased
     header: stripped text cell}, blank rows left out. Raises ValueError with the first problem.
 
-    The one table-file reader for imports other than material (the exam references).
+    The one table-file reader for imports other than material (the exam references): every
+    column is read as text, a column may repeat (the last one wins), `max_bytes` bounds only
+    a workbook's unpacked size.
     """
     xlsx = filename.lower().endswith(".xlsx")
     errors = Errors(limit=1)
-    stack: list[Any] = []
     rows: list[dict[str, str]] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / ("table.xlsx" if xlsx else "table.csv")
-        path.write_bytes(content)
+    with (
+        upload_spooled(content, "table.xlsx" if xlsx else "table.csv") as path,
+        ExitStack() as stack,
+    ):
         try:
             if xlsx:
-                source = open_xlsx(path, max_bytes, errors, stack)
+                table = _open_xlsx(path, max_bytes, errors, stack)
             else:
-                source = open_csv(path, errors, stack, delimiters=",;\t")
-            if source is not None:
+                table = _open_csv(path, errors, stack, delimiters=",;\t")
+            if table is not None:
                 # Every column in every row (a short CSV row leaves the rest empty).
-                blank = dict.fromkeys((c for c in source.columns if c), "")
+                blank = dict.fromkeys((c for c in table.columns if c), "")
                 rows = [
                     blank | {column: cell(value).strip() for column, value in row.items()}
-                    for _number, row in source.rows
+                    for _number, row in table.rows
                 ]
         except TooManyErrors:
             pass
-        finally:
-            for item in stack:
-                item.close()
     if errors:
         raise ValueError(errors.items[0].message)
     return rows

@@ -171,7 +171,7 @@ class FieldReader:
     """Reads a row's fields by their accepted column names and checks text and short values:
     the rules every import applies to a cell (required text not empty, the length limits, no
     NUL). The cells' kinds (text, not a number or a JSON list) were checked by the reader
-    (material.readers.open_file)."""
+    (material.readers.open_table)."""
 
     def __init__(
         self,

@@ -45,7 +45,7 @@ from leaderboards.services import (
 from lib import bounded_json
 from material.import_common import Errors, RowError, TooManyErrors, cell, sha256_hex
 from material.models import Answer, Instruction, LanguageModel
-from material.readers import open_file
+from material.readers import open_table
 from participants.models import Participant
 from submissions.models import State, Submission, SubmissionEvent
 from taxonomy.models import Criterion, Rubric, Task
@@ -155,42 +155,43 @@ def read_answers(path: Path, board: Leaderboard, *, max_bytes: int) -> dict[int,
     max_text = settings.IMPORT_MAX_TEXT_CHARS
     answers: dict[int, str] = {}
     first_row: dict[int, int] = {}
-    stack: list[Any] = []
     try:
-        source = open_file(path, None, max_bytes, errors, stack, aliases=COLUMNS, types=TYPES)
-        if source is not None and not source.dynamic:
-            for name, aliases in COLUMNS.items():
-                if not set(aliases) & set(source.columns):
-                    errors.add(
-                        source.header_row, name, "missing_column", _("The column is missing.")
-                    )
-        if source is not None and not errors:
-            for number, row in source.rows:
-                _read_row(number, row, wanted, max_text, answers, first_row, errors)
-            if not answers and not errors:
-                errors.add(None, None, "empty_file", _("The file has no data rows."))
-            missing = sorted(wanted - set(answers))
-            if missing and not errors:
-                shown = ", ".join(map(str, missing[:10]))
-                errors.add(
-                    None,
-                    "instruction_id",
-                    "missing_answers",
-                    _("%(count)s instructions of the benchmark have no answer: %(ids)s%(more)s.")
-                    % {
-                        "count": len(missing),
-                        "ids": shown,
-                        "more": "…" if len(missing) > 10 else "",
-                    },
-                )
+        with open_table(path, None, max_bytes, errors, aliases=COLUMNS, types=TYPES) as table:
+            if table is not None and not table.dynamic:
+                for name, aliases in COLUMNS.items():
+                    if not set(aliases) & set(table.columns):
+                        errors.add(
+                            table.header_row, name, "missing_column", _("The column is missing.")
+                        )
+            if table is not None and not errors:
+                for number, row in table.rows:
+                    _read_row(number, row, wanted, max_text, answers, first_row, errors)
+                _check_complete(answers, wanted, errors)
     except TooManyErrors:
         pass
-    finally:
-        for item in stack:
-            item.close()
     if errors:
         raise SubmissionRefused(errors.items)
     return answers
+
+
+def _check_complete(answers: dict[int, str], wanted: set[int], errors: Errors) -> None:
+    """The file read without an error answers every instruction of the board."""
+    if not answers and not errors:
+        errors.add(None, None, "empty_file", _("The file has no data rows."))
+    missing = sorted(wanted - set(answers))
+    if missing and not errors:
+        shown = ", ".join(map(str, missing[:10]))
+        errors.add(
+            None,
+            "instruction_id",
+            "missing_answers",
+            _("%(count)s instructions of the benchmark have no answer: %(ids)s%(more)s.")
+            % {
+                "count": len(missing),
+                "ids": shown,
+                "more": "…" if len(missing) > 10 else "",
+            },
+        )
 
 
 def _read_row(

@@ -6,8 +6,6 @@ the rules."""
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -24,6 +22,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from leaderboards.models import Leaderboard
+from lib.uploads import upload_spooled
 from lib.xlsx import workbook_bytes
 from panels.access import allowed, get_object_for, require
 from participants.models import Participant
@@ -151,11 +150,7 @@ def submission_new(request: HttpRequest, slug: str) -> HttpResponse:
             status = 400
         else:
             upload = form.cleaned_data["file"]
-            with tempfile.TemporaryDirectory() as tmp:
-                path = Path(tmp) / ("upload" + Path(upload.name or "").suffix.lower())
-                with path.open("wb") as out:
-                    for chunk in upload.chunks():
-                        out.write(chunk)
+            with upload_spooled(upload) as path:
                 try:
                     submission = services.submission_upload(
                         participant=participant,
