@@ -19,8 +19,12 @@ def home(request: HttpRequest) -> HttpResponse:
     if allowed(user, "panels.view_console"):
         return redirect("console")
     if allowed(user, "markup.participate"):
-        return redirect("markup_my_runs")
-    return redirect("admin:index")
+        # A participant's work is his models' submissions (the markup runs are linked there).
+        return redirect("submissions")
+    if user.is_staff:
+        return redirect("admin:index")
+    # No role (yet): what everyone may read.
+    return redirect("leaderboards")
 
 
 @require_GET

@@ -61,6 +61,9 @@ class Row:
     cells: list[float | None] = field(default_factory=list)  # by_group in the columns' order
     # The model's side-by-side ratings (the experts' latest REPA ranking), when it has them.
     pairwise: dict[str, float | None] = field(default_factory=dict)
+    # The place among the models: None for the baselines (random and human), which are shown
+    # for comparison and take no place.
+    rank: int | None = None
 
 
 def label(entry: dict[str, str] | None) -> str:
@@ -137,6 +140,9 @@ def table(data: dict[str, Any], source_key: str, filters: Filters, sort: str) ->
         if not row.baseline:
             row.pairwise = ratings.get(row.model, {})
     rows.sort(key=_sort_key(sort))
+    ranked = (row for row in rows if not row.baseline and not row.human)
+    for place, row in enumerate(ranked, start=1):
+        row.rank = place
     names = data.get("groups", {})
     columns = sorted({g for r in rows for g in r.by_group}, key=lambda g: label(names.get(g)))
     for row in rows:

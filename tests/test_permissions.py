@@ -106,3 +106,22 @@ def test_roles_reach_their_pages(personas: Personas, client: Client) -> None:
     client.force_login(personas.admin)
     assert client.get(reverse("import_material")).status_code == HTTPStatus.OK
     assert client.get("/admin/work/estimate/").status_code == HTTPStatus.OK
+
+
+def test_a_participant_lands_on_his_submissions_and_a_user_without_role_on_the_boards(
+    client: Client,
+) -> None:
+    from participants.models import Participant
+    from tests.conftest import make_user
+
+    approved = make_user("team_lead")
+    Participant.objects.create(user=approved, organisation="Team", approved=True)
+    client.force_login(approved)
+    assert client.get(reverse("home")).url == reverse("submissions")  # type: ignore[attr-defined]
+    # Revoked (or never approved), or no role at all: the public pages, not the admin's login.
+    waiting = make_user("waiting")
+    Participant.objects.create(user=waiting, organisation="Later", approved=False)
+    for user in (waiting, make_user("nobody")):
+        client.force_login(user)
+        assert client.get(reverse("home")).url == reverse("leaderboards")  # type: ignore[attr-defined]
+        assert client.get(reverse("leaderboards")).status_code == HTTPStatus.OK

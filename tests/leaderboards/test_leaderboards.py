@@ -517,3 +517,18 @@ def test_a_new_board_takes_the_pollux_rule_unless_told(personas: Personas) -> No
     assert bad.status_code == 400 and not Leaderboard.objects.filter(slug="odd").exists()
     rules = dict(Leaderboard.objects.values_list("slug", "gate_rule"))
     assert rules == {"plain": GateRule.POLLUX, "strict": GateRule.ANY}
+
+
+def test_only_models_take_places_the_baselines_none(world: World, personas: Personas) -> None:
+    # Human (the human baseline) scores best and the random baseline worst: neither takes a
+    # place, and the models' places run on without a gap.
+    snapshot_store(world.board, rounds=0)
+    client = Client()
+    client.force_login(personas.admin)
+    page = client.get(reverse("leaderboard", args=["pollux"])).content.decode()
+    body = page[page.index("<tbody") :]
+    places = re.findall(r'<tr class="([^"]*)">\s*<td>([^<]*)</td>\s*<td>(.*?)</td>', body, re.S)
+    shown = [
+        (place.strip(), "human baseline" in name or "random" in name) for _c, place, name in places
+    ]
+    assert shown == [("", True), ("1", False), ("2", False), ("", True)], places

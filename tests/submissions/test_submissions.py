@@ -552,3 +552,19 @@ def test_a_submission_is_published_on_its_own_board_only(
     assert str(s.model_id) not in snapshot_store(other, rounds=0).data["models"]
     # The team's name is never taken for the human baseline's mark.
     assert s.model is not None and s.model.provider.startswith("participant: ")
+
+
+def test_the_daily_limit_counts_stored_submissions_whatever_became_of_them(
+    bench: Bench, django_capture_on_commit_callbacks: Any
+) -> None:
+    # As docs/submissions.md says: a file refused by the checks is not stored and does not
+    # count; a stored one counts whatever its state (here: failed).
+    for _ in range(4):
+        refused = _upload(bench, _csv(_answers(bench, "x")[:1]))
+        assert refused.status_code == 422
+    first = _submit(bench, django_capture_on_commit_callbacks, tag="a")
+    Submission.objects.filter(pk=first.pk).update(state=State.FAILED)
+    _submit(bench, django_capture_on_commit_callbacks, tag="b")
+    _submit(bench, django_capture_on_commit_callbacks, tag="c")
+    response = _upload(bench, _csv(_answers(bench, "d")))
+    assert response.status_code == 429 and response.context["errors"][0].code == "daily_limit"
