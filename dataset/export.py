@@ -19,7 +19,6 @@ import os
 import queue
 import shutil
 import threading
-import time
 import zipfile
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -83,8 +82,6 @@ class ExportOptions:
     rules: AggregationSettings = field(default_factory=AggregationSettings)
     chunk_rows: int = 50_000
     excel_max_rows: int = EXCEL_MAX_ROWS
-    # Test-only: seconds to sleep after each estimates chunk, so a worker can be killed mid-way.
-    chunk_delay: float = 0.0
 
     def __post_init__(self) -> None:
         if self.fmt not in FORMATS:
@@ -668,8 +665,6 @@ def dataset_write(
                 done["n"] += n
                 if progress:
                     progress(done["n"], total, "write")
-                if options.chunk_delay:
-                    time.sleep(options.chunk_delay)
 
             sink: ParquetSink | XlsxWriter
             if options.fmt == "xlsx":

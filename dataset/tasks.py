@@ -63,9 +63,6 @@ def export_dataset_job(ctx: JobContext) -> JobOutcome:
     options = ExportOptions(
         fmt=params.get("format", "parquet"),
         rules=AggregationSettings.from_params(params),
-        # Test-only knob (never offered by the form): slows the export down so a test can kill
-        # the worker in the middle. Capped so it cannot hold a worker for long.
-        chunk_delay=min(float(params.get("chunk_delay", 0.0)), 5.0),
         chunk_rows=int(params.get("chunk_rows", 50_000)),
     )
     relative = export_relative_path(job)

@@ -164,10 +164,11 @@ class Stack:
 
     # -- Celery ------------------------------------------------------------------------------
     def start_worker(self) -> None:
+        # -I: the slow export (a second per estimates chunk), so a kill can land mid-export.
         self.worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo",
              "-Q", "celery", "--without-gossip", "--without-mingle", "--without-heartbeat",
-             "-l", "INFO"],
+             "-I", "tests.faults.slow_export", "-l", "INFO"],
             cwd=ROOT, env=self.env(), start_new_session=True,
             stdout=open(self.dir / "worker.log", "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
         )  # fmt: skip

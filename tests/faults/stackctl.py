@@ -131,9 +131,10 @@ def export_job() -> dict[str, Any]:
     from jobs.models import JobKind
     from work.models import Estimate
 
-    # chunk_delay is the export's own test knob: it slows the export so the kill lands mid-way.
-    # The stack is shared by every fault test and the load smoke: the chunk grows with what they
-    # stored, so the export takes about twenty chunks (seconds) whatever ran before it.
+    # The stack's worker runs the slow export (tests/faults/slow_export.py: a second per chunk),
+    # so the kill lands mid-way. The stack is shared by every fault test and the load smoke: the
+    # chunk grows with what they stored, so the export takes about twenty chunks (seconds)
+    # whatever ran before it.
     rows = Estimate.objects.filter(status="submitted").count()
     job = dataset_job_create(
         kind=JobKind.EXPORT,
@@ -142,7 +143,6 @@ def export_job() -> dict[str, Any]:
             "format": "xlsx",
             "min_estimates": 1,
             "chunk_rows": max(5, rows // 20),
-            "chunk_delay": 1.0,
         },
     )
     return {"job": job.pk}
