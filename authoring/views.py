@@ -50,6 +50,10 @@ def _campaign(request: HttpRequest, pk: int, perm: str) -> Campaign:
     return campaign
 
 
+# A verdict refused for what was typed in its form comes back in that form (the slot page).
+FORM_FIELDS = ("comment", "verdict")
+
+
 def _refused(request: HttpRequest, exc: services.AuthoringError, back: str) -> HttpResponse:
     if request.headers.get("Accept", "").startswith("application/json"):
         errors = getattr(exc, "errors", None) or {exc.field or "__all__": str(exc)}
@@ -230,7 +234,17 @@ def _revisions_with_diffs(slot: Slot) -> list[dict[str, Any]]:
 @login_required
 @require_GET
 def slot_page(request: HttpRequest, pk: int) -> HttpResponse:
-    slot = _slot(request, pk, "authoring.view_slot")
+    return _slot_page(request, _slot(request, pk, "authoring.view_slot"))
+
+
+def _slot_page(
+    request: HttpRequest,
+    slot: Slot,
+    *,
+    refused: tuple[str, services.AuthoringError] | None = None,
+) -> HttpResponse:
+    """The slot page; `refused` = (form id, error) puts a refused review or originality verdict
+    back in its form with the reason and the comment typed (not a page that leads nowhere)."""
     user = request.user
     is_author = allowed(user, "authoring.write_slot", slot)
     can_review = allowed(user, "authoring.review_slot", slot)
@@ -260,7 +274,11 @@ def slot_page(request: HttpRequest, pk: int) -> HttpResponse:
             ],
             "level_text": (slot.task.complexity or {}).get(slot.complexity, {}),
             "expected_minutes": rules.expected_minutes(slot.text),
+            "refused_form": refused[0] if refused else "",
+            "refused_message": str(refused[1]) if refused else "",
+            "refused_comment": request.POST.get("comment", "") if refused else "",
         },
+        status=refused[1].status if refused else 200,
     )
 
 
@@ -340,7 +358,11 @@ def slot_review(request: HttpRequest, pk: int) -> HttpResponse:
             user=request.user,
         )
     except services.AuthoringError as exc:
-        return _refused(request, exc, back)
+        if exc.field not in FORM_FIELDS or request.headers.get("Accept", "").startswith(
+            "application/json"
+        ):
+            return _refused(request, exc, back)
+        return _slot_page(request, slot, refused=("review-form", exc))
     messages.success(request, _("Review saved."))
     return redirect("authoring_home")
 
@@ -389,7 +411,11 @@ def slot_originality(request: HttpRequest, pk: int) -> HttpResponse:
             user=request.user,
         )
     except services.AuthoringError as exc:
-        return _refused(request, exc, back)
+        if exc.field not in FORM_FIELDS or request.headers.get("Accept", "").startswith(
+            "application/json"
+        ):
+            return _refused(request, exc, back)
+        return _slot_page(request, slot, refused=("originality-form", exc))
     return redirect(back)
 
 

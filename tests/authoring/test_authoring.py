@@ -702,3 +702,19 @@ def test_owner_shares_round_to_exact_totals() -> None:
     pruned = rules.prune(tree, {"x"})
     assert pruned == rules.Node("g", (rules.Node("s", (rules.Node("x"),)),))
     assert rules.prune(tree, set()) is None
+
+
+def test_a_return_without_comment_comes_back_in_its_form(team: dict[str, Any]) -> None:
+    slot = _slot(team)
+    services.slot_submit(slot=slot, values=None, user=team["author"].user)
+    url = reverse("authoring_review", args=[slot.pk])
+    page = _client(team["reviewer"].user).post(url, {"verdict": "return", "comment": "  "})
+    html = page.content.decode()
+    # The slot page, the review form with the reason beside the comment box (focused), not a
+    # refusal page that leads nowhere; nothing stored.
+    assert page.status_code == 400
+    assert 'id="review-form"' in html and 'id="review-error"' in html and "autofocus" in html
+    assert "say what the author should change" in html
+    assert html.index('id="review-form"') < html.index('id="review-error"')
+    slot.refresh_from_db()
+    assert slot.state == SlotState.SUBMITTED and not slot.reviews.exists()
