@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from authoring import baseline, exports, selectors, services
+from authoring.corpora import corpora_list, corpus_from_upload
 from authoring.models import BaselineAnswer, Campaign, Slot, SlotState
 from lib import bounded_json
 from lib.integers import ascii_int
@@ -449,7 +450,7 @@ def corpora(request: HttpRequest) -> HttpResponse:
     require(request.user, "authoring.manage_plan")
     if request.method == "POST":
         try:
-            corpus = exports.corpus_from_upload(
+            corpus = corpus_from_upload(
                 name=request.POST.get("name", ""),
                 upload=request.FILES.get("file"),
                 user=request.user,
@@ -465,7 +466,7 @@ def corpora(request: HttpRequest) -> HttpResponse:
             },
         )
         return redirect("authoring_corpora")
-    return render(request, "authoring/corpora.html", {"corpora": exports.corpora_list()})
+    return render(request, "authoring/corpora.html", {"corpora": corpora_list()})
 
 
 @login_required

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from authoring import exports
+from authoring import corpora
 from authoring.models import ReferenceCorpus
 from authoring.services import AuthoringError
 from material.importing import material_import
@@ -209,7 +209,7 @@ def test_a_formula_in_material_pairs_and_corpora_is_refused(
         assert cell in report.errors[0].message and "Ответы" in report.errors[0].message
     upload = SimpleUploadedFile("c.xlsx", file_of("xlsx", [{"id": "r1", "text": "=A1"}]))
     with pytest.raises(AuthoringError) as bad:
-        exports.corpus_from_upload(name="formulas", upload=upload, user=personas.admin)
+        corpora.corpus_from_upload(name="formulas", upload=upload, user=personas.admin)
     assert bad.value.status == 422 and "B2" in str(bad.value)
     assert not ReferenceCorpus.objects.filter(name="formulas").exists()
     assert stored() == before

@@ -16,8 +16,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from authoring import baseline, exports, selectors, services
-from authoring.models import Campaign, OriginalityCheck, Revision, Slot, SlotState
+from authoring import baseline, corpora, exports, selectors, services
+from authoring.models import Campaign, OriginalityCheck, ReferenceCorpus, Revision, Slot, SlotState
 from jobs.models import JobStatus
 from lib.neardup import normalize_words
 from material.models import Answer, Instruction
@@ -408,7 +408,7 @@ def test_an_original_text_has_no_close_match_and_reference_corpora_count(
             + "\n"
         ).encode(),
     )
-    exports.corpus_from_upload(name="Интернет", upload=upload, user=team["personas"].admin)
+    corpora.corpus_from_upload(name="Интернет", upload=upload, user=team["personas"].admin)
     _slot1, check = _to_originality(team, TEXT, django_capture_on_commit_callbacks)
     assert check.matches and check.matches[0]["source"] == "reference"
     _slot2, check2 = _to_originality(
@@ -423,9 +423,9 @@ def test_an_original_text_has_no_close_match_and_reference_corpora_count(
 def test_corpus_upload_names_the_bad_row(team: dict[str, Any]) -> None:
     upload = SimpleUploadedFile("c.csv", b"id,text\n1,good text here\n2,\n")
     with pytest.raises(services.AuthoringError) as bad:
-        exports.corpus_from_upload(name="x", upload=upload, user=team["personas"].admin)
+        corpora.corpus_from_upload(name="x", upload=upload, user=team["personas"].admin)
     assert bad.value.status == 422 and "row 3, text" in str(bad.value)
-    assert not exports.ReferenceCorpus.objects.filter(name="x").exists()
+    assert not ReferenceCorpus.objects.filter(name="x").exists()
 
 
 def test_export_uses_pollux_columns_and_neutralises_formulas(
