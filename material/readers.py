@@ -92,7 +92,8 @@ def _looks_utf16(head: bytes) -> bool:
     if len(sample) < 4:
         return False
     even, odd = sample[0::2].count(0), sample[1::2].count(0)
-    return max(even, odd) >= len(sample) // 8 and min(even, odd) == 0
+    # At least one NUL: a short UTF-8 file (4–7 bytes, "a\n1\n") has none, yet len // 8 is 0.
+    return max(even, odd) >= max(1, len(sample) // 8) and min(even, odd) == 0
 
 
 def _check_utf8(path: Path, errors: Errors) -> bool:

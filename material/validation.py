@@ -41,6 +41,11 @@ class Catalogue:
             Task.objects.filter(is_leaf=True).select_related("group", "parent", "parent__parent")
         )
         self.leaf_style: dict[int, int | None] = {t.pk: t.style_id for t in leaves}
+        self.leaf_path: dict[int, str] = {t.pk: t.path for t in leaves}
+        self.by_leaf_name: dict[str, set[int]] = {}
+        for t in leaves:
+            for name in {norm(t.name_en), norm(t.name_ru)} - {""}:
+                self.by_leaf_name.setdefault(name, set()).add(t.pk)
         self.by_names: dict[tuple[str, ...], set[int]] = {}
         self.by_path: dict[str, set[int]] = {}
         for leaf in leaves:
@@ -94,6 +99,14 @@ class Catalogue:
             if found:
                 return None, "ambiguous"
         return None, "unknown"
+
+    def suggestions(self, parts: list[str], limit: int = 3) -> list[str]:
+        """Catalogue paths an unknown task may mean: the whole text read as a path (the group's
+        name given as the task's, "Text Transformation / Editing"), else the leaves named like
+        its last part."""
+        whole = self.by_path.get(norm(" / ".join(parts)), set())
+        found = whole or self.by_leaf_name.get(norm(parts[-1]), set())
+        return sorted(self.leaf_path[pk] for pk in found)[:limit]
 
 
 def _style_aliases(style: FunctionalStyle) -> set[str]:
@@ -291,7 +304,16 @@ class Validator(FieldReader):
                 message = _("The task “%s” matches several catalogue tasks; give task_path.")
             else:
                 message = _("Unknown task “%s”.")
-            self.errors.add(number, column, "unknown_task", message % shown)
+            message %= shown
+            parts = [p for p in shown.split(" / ") if p.strip()]
+            near = self.catalogue.suggestions(parts) if parts and problem != "ambiguous" else []
+            if near:
+                # Name what matches, in the column that takes it: task_type names the task
+                # without its group; task_path takes the catalogue's whole path.
+                message += " " + _("The catalogue has: %(paths)s — give it in task_path.") % {
+                    "paths": "; ".join(f"“{p}”" for p in near)
+                }
+            self.errors.add(number, column, "unknown_task", message)
         return task_id
 
     def _criterion(self, number: int, row: dict[str, Any]) -> None:

@@ -16,7 +16,9 @@ no board shows them before the submission is published (leaderboards.hooks).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -157,14 +159,21 @@ def read_answers(path: Path, board: Leaderboard, *, max_bytes: int) -> dict[int,
     first_row: dict[int, int] = {}
     try:
         with open_table(path, None, max_bytes, errors, aliases=COLUMNS, types=TYPES) as table:
-            if table is not None and not table.dynamic:
-                for name, aliases in COLUMNS.items():
-                    if not set(aliases) & set(table.columns):
-                        errors.add(
-                            table.header_row, name, "missing_column", _("The column is missing.")
-                        )
+            if table is None:
+                rows: Iterator[tuple[int, dict[str, Any]]] = iter(())
+            elif table.dynamic:
+                # JSON lines name their fields per row: the first row stands for the file, so a
+                # file whose answers are under another name gets one error, not one per row.
+                rows = iter(table.rows)
+                first = next(rows, None)
+                if first is not None:
+                    _check_columns(first[1].keys(), first[0], errors)
+                    rows = itertools.chain([first], rows)
+            else:
+                _check_columns(table.columns, table.header_row, errors)
+                rows = iter(table.rows)
             if table is not None and not errors:
-                for number, row in table.rows:
+                for number, row in rows:
                     _read_row(number, row, wanted, max_text, answers, first_row, errors)
                 _check_complete(answers, wanted, errors)
     except TooManyErrors:
@@ -172,6 +181,20 @@ def read_answers(path: Path, board: Leaderboard, *, max_bytes: int) -> dict[int,
     if errors:
         raise SubmissionRefused(errors.items)
     return answers
+
+
+def _check_columns(found: Iterable[str], row: int | None, errors: Errors) -> None:
+    """Each column under one of its names; a missing one is named with the columns found."""
+    present = [str(name) for name in found]
+    for name, aliases in COLUMNS.items():
+        if not set(aliases) & set(present):
+            errors.add(
+                row,
+                name,
+                "missing_column",
+                _("The column %(name)s is missing; the file has: %(found)s.")
+                % {"name": name, "found": ", ".join(present[:20]) or "—"},
+            )
 
 
 def _check_complete(answers: dict[int, str], wanted: set[int], errors: Errors) -> None:

@@ -839,3 +839,32 @@ def test_the_one_table_reader_reads_xlsx_and_refuses_bad_files() -> None:
         read_table("answer,score\n7,плохо\n".encode("cp1251"), "refs.csv", 10_000_000)
     with pytest.raises(ValueError):
         read_table(b"not a zip", "refs.xlsx", 10_000_000)
+
+
+@pytest.mark.parametrize("content", [b"a\n1\n", b"ab\ncd\n", b"q,r\n"])
+def test_a_short_utf8_file_is_not_taken_for_utf16(content: bytes, tmp_path: Path) -> None:
+    # Four to seven bytes without a NUL once passed the UTF-16 test (its NUL quota was 0).
+    path = tmp_path / "short.csv"
+    path.write_bytes(content)
+    report = material_import(path=path)
+    assert "encoding" not in [e.code for e in report.errors], report.errors
+    assert report.errors  # refused, for what it lacks: the required columns
+    assert counts() == (0, 0, 0)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx"])
+def test_an_unknown_task_error_names_the_catalogue_path_that_matches(
+    fmt: str, tmp_path: Path
+) -> None:
+    # The catalogue's own group and task names in task_type / task_subtype (the group is no
+    # level of task_type): the error names the path to give in task_path.
+    rows = pollux_rows()[:1]
+    rows[0].update(task_type="Text Transformation", task_subtype="Editing", task_subsubtype="")
+    report = material_import(path=write(fmt, rows, tmp_path))
+    assert errors_of(report) == [(shown_row(fmt, 1), "task_type", "unknown_task")]
+    assert "“Text Transformation / Editing” — give it in task_path" in report.errors[0].message
+    # A leaf's own name under a wrong group: the leaves of that name are named.
+    rows[0].update(task_type="Nonsense", task_subtype="Editing")
+    report = material_import(path=write(fmt, rows, tmp_path))
+    assert "Text Transformation / Editing" in report.errors[0].message
+    assert counts() == (0, 0, 0)

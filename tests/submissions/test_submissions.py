@@ -568,3 +568,23 @@ def test_the_daily_limit_counts_stored_submissions_whatever_became_of_them(
     _submit(bench, django_capture_on_commit_callbacks, tag="c")
     response = _upload(bench, _csv(_answers(bench, "d")))
     assert response.status_code == 429 and response.context["errors"][0].code == "daily_limit"
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_an_answer_column_under_another_name_is_one_error_naming_what_was_found(
+    bench: Bench, fmt: str
+) -> None:
+    rows = _answers(bench, "t")
+    if fmt == "jsonl":
+        content = "".join(
+            json.dumps({"instruction_id": i, "text": t}, ensure_ascii=False) + "\n" for i, t in rows
+        ).encode()
+    else:
+        content = _csv(rows, header="instruction_id,text")
+    response = _upload(bench, content, name=f"answers.{fmt}")
+    assert response.status_code == 422
+    errors = response.context["errors"]
+    # One error, not "the answer is empty" per row: the column, and the columns the file has.
+    assert [(e.column, e.code) for e in errors] == [("answer", "missing_column")]
+    assert "instruction_id, text" in errors[0].message
+    assert Submission.objects.count() == 0
