@@ -46,10 +46,9 @@ from markup.services import markup_document
 from participants.models import Participant
 from protocol.markup_classifier import load_classifier
 from protocol.markup_format import MarkupFormatError
-from protocol.markup_json import to_json, unstorable
+from protocol.markup_json import read_selections, to_json, unstorable
 from protocol.markup_validation import validate
 from protocol.spans import Fragment, text_accuracy
-from work import kinds
 
 # The system's name, with " · run <id>", is the author label of its markups (120 characters).
 MAX_SYSTEM_CHARS = 100
@@ -190,9 +189,8 @@ def _document_of(text: MarkupText, payload: Any) -> Any:
         # Rule 8 of the inline format's errors is a warning; here the text is the key of every
         # offset, so a changed text cannot be scored.
         raise RunRefused(422, "text", "differs from the released text")
-    read = kinds.slot(kinds.MARKUP, "parse_submission")
     try:
-        return read(payload.get("selections"), text=text.text, subject=text.subject)
+        return read_selections(payload.get("selections"), text=text.text, subject=text.subject)
     except MarkupFormatError as error:
         raise RunRefused(400, error.field, error.message) from error
 

@@ -25,6 +25,7 @@ import pyarrow as pa
 from django.db import transaction
 from django.db.models import Q
 
+from dataset.markup import markup_schemas
 from lib import bounded_json
 from markup.models import Markup, MarkupSource, MarkupStatus, MarkupText
 from markup.services import MarkupInvalid, markup_document, markup_store, text_external_id
@@ -33,7 +34,6 @@ from panels.models import Expert
 from protocol.markup_classifier import load_classifier
 from protocol.markup_format import MarkupDocument, MarkupFormatError, parse_markup
 from protocol.markup_json import read_json, write_json
-from work import kinds
 
 # Django refuses a request of more than DATA_UPLOAD_MAX_NUMBER_FILES (100) files; a markup file
 # is a few kilobytes, so 20 MB is hundreds of essays.
@@ -222,8 +222,8 @@ def markup_tables(texts: Iterable[MarkupText] | None = None) -> dict[str, pa.Tab
                         "fragment": span,
                     }
                 )
-    # The kind's export tables (work.kinds slot, filled by the dataset app).
-    schemas = kinds.slot(kinds.MARKUP, "export_schema")()
+    # The kind's export tables (the dataset app's schema of the markup kind).
+    schemas = markup_schemas()
     rows = {"texts": text_rows, "markups": markup_rows, "fragments": fragment_rows}
     return {name: pa.Table.from_pylist(rows[name], schema=schemas[name]) for name in schemas}
 

@@ -28,7 +28,7 @@ from panels.models import Expert, Panel
 from panels.selectors import eligible_memberships
 from protocol.markup_classifier import load_classifier
 from protocol.markup_format import MarkupDocument, MarkupFormatError
-from protocol.markup_json import MAX_FIELD_CHARS, to_json, unstorable
+from protocol.markup_json import MAX_FIELD_CHARS, read_selections, to_json, unstorable
 from protocol.markup_scores import (
     ENTERED_CRITERIA,
     ComputedScores,
@@ -36,8 +36,8 @@ from protocol.markup_scores import (
     disagreements,
     third_check_reasons,
 )
-from protocol.markup_validation import ValidationIssue
-from work import kinds
+from protocol.markup_validation import ValidationIssue, validate
+from quality.markup import markup_agreement
 
 INDEPENDENT_OVERLAP = 2
 # Bounds of what a page may send: a long essay has a few hundred fragments at most.
@@ -147,9 +147,8 @@ def _pseudonym(expert_id: int) -> str:
 
 def _document(markup: Markup, selections: Any) -> MarkupDocument:
     """The page's selections read strictly against the stored text (the kind's reader)."""
-    read = kinds.slot(kinds.MARKUP, "parse_submission")
     try:
-        document: MarkupDocument = read(
+        document: MarkupDocument = read_selections(
             selections, text=markup.text.text, subject=markup.text.subject
         )
     except MarkupFormatError as error:
@@ -299,8 +298,7 @@ def markup_submit(
     scores, notes = _scores(markup.text, criteria, rationales)
     spent = _time(time_ms)
     text = markup.text
-    check = kinds.slot(kinds.MARKUP, "item_errors")
-    issues: list[ValidationIssue] = check(
+    issues: list[ValidationIssue] = validate(
         document, load_classifier(text.classifier_name, text.classifier_version)
     )
     issues += _score_issues(text, scores, notes)
@@ -351,8 +349,7 @@ def _agreement(text: MarkupText, pair: list[Markup]) -> float | None:
     if len(pair) < 2:
         return None
     x, y = (markup_document(m).fragments for m in pair)
-    value: float = kinds.slot(kinds.MARKUP, "agreement")(x, y, text.text)
-    return value
+    return markup_agreement(x, y, text.text)
 
 
 def divergence_reasons(text: MarkupText, threshold: float | None = None) -> list[str]:

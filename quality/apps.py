@@ -13,16 +13,30 @@ class QualityConfig(AppConfig):
         # into their registries instead of them importing quality (docs/architecture.md).
         from panels import hooks as panel_hooks
         from protocol import authoring
-        from quality import control, copies, exams, markup, pairwise, selectors
+        from quality import (
+            control,
+            copies,
+            exams,
+            kind_pairwise,
+            kind_pointwise,
+            markup,
+            pairwise,
+            selectors,
+        )
         from work import hooks as work_hooks
         from work import kinds
         from work.models import AssignmentKind
 
-        work_hooks.on_submitted.register(AssignmentKind.EXAM, exams.exam_on_assignment_submitted)
+        # The kinds' gold items (quality.kinds), one line each.
+        for kind in (kind_pointwise, kind_pairwise):
+            kind.register()
         work_hooks.on_submitted.register(
-            AssignmentKind.CONTROL, control.control_on_assignment_submitted
+            exams.exam_on_assignment_submitted, key=AssignmentKind.EXAM
         )
-        work_hooks.position.register(AssignmentKind.EXAM, selectors.exam_position)
+        work_hooks.on_submitted.register(
+            control.control_on_assignment_submitted, key=AssignmentKind.CONTROL
+        )
+        work_hooks.position.register(selectors.exam_position, key=AssignmentKind.EXAM)
         work_hooks.excluded_pairs.register(control.gold_pairs)
         if control.standing_restart not in panel_hooks.on_resumed:
             panel_hooks.on_resumed.append(control.standing_restart)

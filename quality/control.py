@@ -18,11 +18,13 @@ from django.utils.translation import gettext as _
 from material.models import Answer, AnswerPair
 from panels.models import Expert, Membership, Panel, SupervisorAction, SupervisorNotice
 from panels.services import actor_or_none, audit
+from quality import kinds as gold_kinds
 from quality.copies import (
     ScoringSpec,
     answers_copy,
     comparison_material_create,
     pairs_copy,
+    scores_match,
     scoring_material_create,
 )
 from quality.exams import (
@@ -41,9 +43,9 @@ from quality.models import (
     ReferenceLabel,
     ReferenceScore,
 )
+from quality.pairwise import labels_match
 from taxonomy.models import ComparisonCriterion, Criterion, CriterionGroup, Rubric
 from taxonomy.services import criteria_for
-from work import kinds
 from work.assignments import OPEN_STATUSES, assignment_release
 from work.models import (
     Assignment,
@@ -244,12 +246,11 @@ def control_items_distribute(*, panel_id: int) -> int:
         ).values_list("expert_id", flat=True)
     )
     delivered = 0
-    answer_items = [i for i in items if not i.is_pair]
-    if answer_items:
-        delivered += _distribute_answers(panel, conf, answer_items, experts)
-    pair_items = [i for i in items if i.is_pair]
-    if pair_items:
-        delivered += _distribute_pairs(panel, conf, pair_items, experts)
+    # Each kind delivers its own items (quality.kinds), in the kinds' order.
+    for kind in gold_kinds.kinds:
+        own = [i for i in items if i.task_kind == kind.key]
+        if own:
+            delivered += kind.control_deliver(panel, conf, own, experts)
     return delivered
 
 
@@ -263,7 +264,7 @@ def _seen_items(panel_id: int, experts: Sequence[int], *, pairs: bool) -> dict[i
     return seen
 
 
-def _distribute_answers(
+def answers_deliver(
     panel: Panel, conf: ControlSettings, items: Sequence[ControlItem], experts: Sequence[int]
 ) -> int:
     panel_id = panel.pk
@@ -341,7 +342,7 @@ def _control_deliver(
     return len(items)
 
 
-def _distribute_pairs(
+def pairs_deliver(
     panel: Panel, conf: ControlSettings, items: Sequence[ControlItem], experts: Sequence[int]
 ) -> int:
     """Gold pairs into the queues at the rate of each expert's side-by-side work."""
@@ -423,7 +424,7 @@ def _control_pairs_deliver(
     return len(items)
 
 
-def _grade_answer(delivery: ControlDelivery, conf: ControlSettings) -> tuple[int, int]:
+def answer_grade(delivery: ControlDelivery, conf: ControlSettings) -> tuple[int, int]:
     """(criteria graded, matched) of a gold answer: the panel's reference scores."""
     estimates = {
         e.triple.criterion_id: e
@@ -444,7 +445,7 @@ def _grade_answer(delivery: ControlDelivery, conf: ControlSettings) -> tuple[int
         # A control copy is rubric work (quality.copies makes its triples from criteria
         # with their rubrics), so each of its triples has one.
         assert rubric is not None, f"control triple {est.triple_id} has no rubric"
-        matched += kinds.slot(kinds.POINTWISE, "gold_match")(
+        matched += scores_match(
             ref_score=ref.score,
             ref_na=ref.is_na,
             score=est.score if submitted else None,
@@ -455,7 +456,7 @@ def _grade_answer(delivery: ControlDelivery, conf: ControlSettings) -> tuple[int
     return total, matched
 
 
-def _grade_pair(delivery: ControlDelivery) -> tuple[int, int]:
+def pair_grade(delivery: ControlDelivery) -> tuple[int, int]:
     """(criteria graded, matched) of a gold pair: its reference labels, both sides in the
     pair's own orientation (the submit undid the page's placement), so a swap never matters."""
     estimates = {
@@ -464,7 +465,6 @@ def _grade_pair(delivery: ControlDelivery) -> tuple[int, int]:
             assignment_id=delivery.assignment_id, triple__kind=TripleKind.PAIRWISE
         ).select_related("triple")
     }
-    gold_match = kinds.slot(kinds.PAIRWISE, "gold_match")
     total = matched = 0
     for ref in ReferenceLabel.objects.filter(control_item_id=delivery.item_id):
         est = estimates.get(ref.comparison_criterion_id)
@@ -472,7 +472,7 @@ def _grade_pair(delivery: ControlDelivery) -> tuple[int, int]:
             continue
         total += 1
         label = est.label if est.status == EstimateStatus.SUBMITTED else ""
-        matched += gold_match(ref_label=ref.label, label=label)
+        matched += labels_match(ref_label=ref.label, label=label)
     return total, matched
 
 
@@ -491,10 +491,7 @@ def control_on_assignment_submitted(assignment_id: int) -> None:
         if delivery is None or delivery.graded_at is not None:
             return
         conf = control_settings_for(delivery.item.panel_id)
-        if delivery.item.is_pair:
-            total, matched = _grade_pair(delivery)
-        else:
-            total, matched = _grade_answer(delivery, conf)
+        total, matched = gold_kinds.of(delivery.item).control_grade(delivery, conf)
         delivery.n_total, delivery.n_matched = total, matched
         delivery.graded_at = timezone.now()
         delivery.save(update_fields=["n_total", "n_matched", "graded_at"])

@@ -24,11 +24,13 @@ from django.utils.translation import gettext as _
 from material.models import Answer, AnswerPair
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
+from quality import kinds as gold_kinds
 from quality.copies import (
     ScoringSpec,
     answers_copy,
     comparison_material_create,
     pairs_copy,
+    scores_match,
     scoring_material_create,
 )
 from quality.models import (
@@ -40,9 +42,8 @@ from quality.models import (
     ReferenceLabel,
     ReferenceScore,
 )
-from quality.pairwise import GoldItem, pairwise_gold_pool
+from quality.pairwise import GoldItem, labels_match, pairwise_gold_pool
 from taxonomy.models import ComparisonCriterion, Criterion, CriterionGroup
-from work import kinds
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -407,24 +408,22 @@ def exam_attempt_start(*, exam: Exam, expert: Expert, seed: int | None = None) -
         "comparison_criterion"
     ):
         labels[label.exam_item_id].append(label)
+    refs = gold_kinds.ExamReferences(scores=references, labels=labels)
     items = [
         i
         for i in exam.items.order_by("position", "pk")
-        if (labels[i.pk] if i.is_pair else references[i.pk])
+        if gold_kinds.of(i).exam_referenced(i, refs)
     ]
     # Placement is not a secret to guard cryptographically, only unknowable to the candidate.
     rng = random.Random(seed) if seed is not None else secrets.SystemRandom()  # noqa: S311
     # A run of one kind at a time, in the exam's order: the attempt's sequence (the page's
     # "next", quality.selectors.exam_position) follows the assignments' ids.
-    for is_pair, run in itertools.groupby(items, key=lambda i: i.is_pair):
-        if is_pair:
-            _attempt_pairs_create(attempt, list(run), labels, rng)
-        else:
-            _attempt_answers_create(attempt, list(run), references)
+    for key, run in itertools.groupby(items, key=lambda i: i.task_kind):
+        gold_kinds.kinds[key].exam_items_create(attempt, list(run), refs, rng)
     return attempt
 
 
-def _attempt_answers_create(
+def attempt_answers_create(
     attempt: ExamAttempt, items: list[ExamItem], references: dict[int, list[ReferenceScore]]
 ) -> None:
     sources = {a.pk: a for a in Answer.objects.filter(pk__in=[i.answer_id for i in items])}
@@ -457,7 +456,7 @@ def _attempt_answers_create(
     )
 
 
-def _attempt_pairs_create(
+def attempt_pairs_create(
     attempt: ExamAttempt,
     items: list[ExamItem],
     labels: dict[int, list[ReferenceLabel]],
@@ -585,7 +584,7 @@ def attempt_comparisons(attempt: ExamAttempt, *, tolerance: int | None = None) -
                 is_na=is_na,
                 rationale=est.rationale if est is not None else "",
                 status=est.status if est is not None else "missing",
-                match=kinds.slot(kinds.POINTWISE, "gold_match")(
+                match=scores_match(
                     ref_score=ref.score,
                     ref_na=ref.is_na,
                     score=score,
@@ -629,7 +628,6 @@ def attempt_pair_comparisons(attempt: ExamAttempt) -> list[PairComparison]:
             assignment_id__in=list(links.values()), triple__kind=TripleKind.PAIRWISE
         ).select_related("triple", "assignment")
     }
-    gold_match = kinds.slot(kinds.PAIRWISE, "gold_match")
     rows = []
     for ref in (
         ReferenceLabel.objects.filter(item__exam_id=attempt.exam_id)
@@ -651,7 +649,7 @@ def attempt_pair_comparisons(attempt: ExamAttempt) -> list[PairComparison]:
                 label=label,
                 comment=est.assignment.comment if est is not None else "",
                 status=est.status if est is not None else "missing",
-                match=gold_match(ref_label=ref.label, label=label),
+                match=labels_match(ref_label=ref.label, label=label),
             )
         )
     return rows

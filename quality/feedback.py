@@ -10,12 +10,11 @@ from dataclasses import dataclass
 from django.utils.translation import gettext as _
 
 from protocol.pairwise import unplace
+from quality import kinds as gold_kinds
 from quality.exams import (
     Comparison,
     ExamError,
     PairComparison,
-    attempt_comparisons,
-    attempt_pair_comparisons,
 )
 from quality.models import LABEL_CHOICES, ExamAttempt, ExamAttemptItem
 from taxonomy.models import ComparisonCriterion
@@ -104,11 +103,5 @@ def practice_feedback(attempt: ExamAttempt, link: ExamAttemptItem) -> ItemFeedba
         raise ExamError(_("References are shown item by item in practice only."))
     if link.assignment.status != AssignmentStatus.SUBMITTED:
         raise ExamError(_("Answer the item first."))
-    if link.item.is_pair:
-        rows: list[Comparison] = []
-        mine = [r for r in attempt_pair_comparisons(attempt) if r.item_id == link.item_id]
-        pair_rows = shown_pair_rows(attempt, mine)
-    else:
-        rows = [r for r in attempt_comparisons(attempt) if r.item_id == link.item_id]
-        pair_rows = []
+    rows, pair_rows = gold_kinds.of(link.item).practice_rows(attempt, link)
     return ItemFeedback(link=link, rows=rows, pair_rows=pair_rows)

@@ -10,6 +10,7 @@ from material.models import Answer
 from panels.models import Expert, Panel
 from protocol.pairwise import Label
 from taxonomy.models import ComparisonCriterion, Criterion, Rubric
+from work import kinds
 
 
 class ExamMode(models.TextChoices):
@@ -105,8 +106,13 @@ class ExamItem(models.Model):
         return f"{self.exam_id}:{self.answer_id}"
 
     @property
+    def task_kind(self) -> str:
+        """The kind of the item's work (work.kinds): a pair compared, else an answer scored."""
+        return kinds.PAIRWISE if self.pair_id is not None else kinds.POINTWISE
+
+    @property
     def is_pair(self) -> bool:
-        return self.pair_id is not None
+        return self.task_kind == kinds.PAIRWISE
 
     # A pointwise item always has its answer (`exam_item_answer_or_pair`): a typed accessor.
     @property
@@ -412,8 +418,13 @@ class ControlItem(models.Model):
         return f"control {self.answer_id} in {self.panel_id}"
 
     @property
+    def task_kind(self) -> str:
+        """The kind of the item's work (work.kinds): a pair compared, else an answer scored."""
+        return kinds.PAIRWISE if self.pair_id is not None else kinds.POINTWISE
+
+    @property
     def is_pair(self) -> bool:
-        return self.pair_id is not None
+        return self.task_kind == kinds.PAIRWISE
 
     # A pointwise item always has its answer (`control_item_answer_or_pair`): a typed accessor.
     @property

@@ -324,7 +324,7 @@ def comparison_submit(
     changes nothing; a later change of a submitted label keeps the old one as a revision.
     """
     locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-    if locked.pair_id is None:
+    if locked.task_kind != kinds.PAIRWISE:
         raise ValueError("not a side-by-side assignment")
     reason = closed_reason(locked)
     if reason:
@@ -337,8 +337,8 @@ def comparison_submit(
         .select_related("triple__comparison_criterion")
     )
     keys = [e.triple.comparison_criterion.key for e in estimates]  # type: ignore[union-attr]
-    # Through the seam, like the pointwise submission: the kind's own rule of one item.
-    errors = kinds.slot(kinds.PAIRWISE, "item_errors")(data.labels, keys)
+    # The kind's own rule of one item (the pairwise kind's `item_errors`).
+    errors = comparison_item_errors(data.labels, keys)
     unknown = sorted(set(data.labels) - set(keys))
     form_errors = [_("Unknown criterion %(key)s.") % {"key": k[:40]} for k in unknown]
     if len(data.comment) > MAX_COMMENT_CHARS:

@@ -25,10 +25,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
 from django.db.models import (
     Case,
     CharField,
@@ -44,6 +43,7 @@ from django.db.models import (
 from django.utils import timezone
 
 from panels.models import Membership
+from work import kinds
 from work.models import Assignment, AssignmentKind, AssignmentStatus
 
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
@@ -92,7 +92,7 @@ def _grouped(lead: Callable[[str], Any]) -> QuerySet[Assignment]:
 def entry_panels(expert_id: int, leads: Iterable[Assignment]) -> dict[int, list[int]]:
     """Panel numbers of each listed lead's entry (by the lead's key), in one query: the queue
     shows one row per entry and names every panel the answer is scored for there."""
-    leads = [a for a in leads if a.pair_id is None and a.kind != AssignmentKind.EXAM]
+    leads = [a for a in leads if kinds.of(a).in_entry and a.kind != AssignmentKind.EXAM]
     if not leads:
         return {}
     panels: dict[tuple[Any, ...], set[int]] = defaultdict(set)
@@ -121,7 +121,7 @@ def entry_of(lead: int | Assignment) -> QuerySet[Assignment]:
     Django compiles several times faster.
     """
     if isinstance(lead, Assignment):
-        if lead.pair_id is not None:
+        if not kinds.of(lead).in_entry:
             # A pair's "answer" is its first text: its comparison is no part of the pointwise
             # work on that text.
             return Assignment.objects.filter(pk=lead.pk)
@@ -204,59 +204,3 @@ def time_shares(parts: list[EntryPart], total_ms: int) -> dict[int, int]:
     panel's statistics count the time spent on its own criteria, and the sum is the page's."""
     criteria = sum(len(p.triple_ids) for p in parts) or 1
     return {p.assignment_id: total_ms * len(p.triple_ids) // criteria for p in parts}
-
-
-class _RollBack(Exception):
-    """Raised inside the entry's transaction to undo the parts already written."""
-
-
-def entry_submit(
-    parts: list[EntryPart],
-    items: list[Any],
-    *,
-    submit: Any,
-    total_ms: int,
-    **options: Any,
-) -> Any:
-    """Submit every assignment of an entry in one transaction, or none of them.
-
-    `submit` is work.services.assignment_submit (passed in, so that this module stays below the
-    services). Every part is checked, so a refusal names all the criteria to fix at once; then
-    any refusal rolls the whole entry back and the refusals are returned merged (triple ids are
-    unique within an entry). On success: the lead's result, with the stop of any part.
-    """
-    shares = time_shares(parts, total_ms)
-    if len(parts) == 1:
-        # An entry of one (most answers): the service's own transaction is the entry's.
-        return submit(
-            assignment=Assignment(pk=parts[0].assignment_id),
-            items=items,
-            time_spent_ms=total_ms,
-            **options,
-        )
-    results: list[Any] = []
-    try:
-        with transaction.atomic():
-            for part, own in split_items(parts, items):
-                results.append(
-                    submit(
-                        assignment=Assignment(pk=part.assignment_id),
-                        items=own,
-                        time_spent_ms=shares[part.assignment_id],
-                        **options,
-                    )
-                )
-            if not all(r.ok for r in results):
-                raise _RollBack
-    except _RollBack:
-        refused = [r for r in results if not r.ok]
-        merged = replace(refused[0], errors={}, form_errors=[])
-        for r in refused:
-            merged.errors.update(r.errors)
-            merged.form_errors.extend(e for e in r.form_errors if e not in merged.form_errors)
-        return merged
-    return replace(
-        results[0],
-        critical_stop=any(r.critical_stop for r in results),
-        already_submitted=all(r.already_submitted for r in results),
-    )

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from panels.models import Panel
+from work import kinds
 from work.assignments import OPEN_STATUSES, assignment_release
 from work.entries import entry_of
 from work.models import Assignment, AssignmentKind, Flag, FlagKind, FlagReason, FlagResolution
@@ -50,14 +51,16 @@ def assignment_flag(*, assignment_id: int, kind: str, reason: str, comment: str 
     """Record a skip or a broken-item flag and release the assignment (its drafts are kept).
 
     Only open rubric work and control items can be skipped: an exam item must be answered, a
-    side-by-side pair has its own refusal (work.views_compare), and submitted work is done.
+    kind may refuse it (a side-by-side pair has its own refusal, work.views_compare), and
+    submitted work is done.
     """
     kind, reason, comment = _clean(kind, reason, comment)
     assignment = Assignment.objects.select_for_update().get(pk=assignment_id)
     if assignment.kind == AssignmentKind.EXAM:
         raise ScoringClosed(_("Exam items cannot be skipped."))
-    if assignment.pair_id is not None:
-        raise ScoringClosed(_("A side-by-side comparison is refused on its own page."))
+    refusal = kinds.of(assignment).flag_refusal()
+    if refusal:
+        raise ScoringClosed(refusal)
     if assignment.locked:
         raise ScoringClosed(_("The supervisor has locked this batch: scores can no longer change."))
     if assignment.status not in OPEN_STATUSES:

@@ -1,4 +1,4 @@
-"""Seams where apps above work plug into it, filled in their AppConfig.ready().
+"""Seams where apps above work plug into it, filled in their AppConfig.ready() (work.registry).
 
 Work sits below quality (exams, control items) and the console, yet its submit, its builder and
 its scoring page must reach them. Instead of importing them inside functions (a hidden cycle),
@@ -8,44 +8,10 @@ work publishes these registries; quality registers its functions when Django sta
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from django.core.exceptions import ImproperlyConfigured
-
-F = TypeVar("F")
-
-
-class KindHooks(Generic[F]):
-    """One function per assignment kind ("exam", "control", ...); a kind may have none."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._by_kind: dict[str, F] = {}
-
-    def register(self, kind: str, fn: F) -> None:
-        # A second, different registration is a wiring mistake: fail at start-up, not silently.
-        if self._by_kind.get(kind, fn) is not fn:
-            raise ImproperlyConfigured(f"{self.name}: kind {kind!r} is registered twice")
-        self._by_kind[kind] = fn
-
-    def get(self, kind: str) -> F | None:
-        return self._by_kind.get(kind)
-
-
-class Providers(Generic[F]):
-    """Functions that all contribute (their results are combined by the caller)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._fns: list[F] = []
-
-    def register(self, fn: F) -> None:
-        if fn not in self._fns:
-            self._fns.append(fn)
-
-    def __iter__(self) -> Iterator[F]:
-        return iter(list(self._fns))
+from work.registry import Registry
 
 
 class SequencePosition(Protocol):
@@ -64,19 +30,20 @@ class SequencePosition(Protocol):
 
 
 # Called with the assignment's id once its submission is committed (quality grades exams and
-# control items here).
-on_submitted: KindHooks[Callable[[int], None]] = KindHooks("work.hooks.on_submitted")
-# The scoring page's position of an assignment in its sequence (None: not in one).
-position: KindHooks[Callable[[int], SequencePosition | None]] = KindHooks("work.hooks.position")
+# control items here); keyed by the assignment's kind ("exam", "control"), a kind may have none.
+on_submitted: Registry[Callable[[int], None]] = Registry("work.hooks.on_submitted")
+# The scoring page's position of an assignment in its sequence (None: not in one), keyed by the
+# assignment's kind.
+position: Registry[Callable[[int], SequencePosition | None]] = Registry("work.hooks.position")
 # (answer id, panel id) pairs the builder must give no work of that panel on (a panel's gold);
 # called with the builder's answer ids (None: every answer).
-excluded_pairs: Providers[Callable[[Sequence[int] | None], set[tuple[int, int]]]] = Providers(
+excluded_pairs: Registry[Callable[[Sequence[int] | None], set[tuple[int, int]]]] = Registry(
     "work.hooks.excluded_pairs"
 )
 # (answer id, expert id) pairs: the expert never gets work on the answer, in any panel — its
 # author (authoring registers the experts who wrote the human-baseline answers). Called like
 # excluded_pairs.
-excluded_experts: Providers[Callable[[Sequence[int] | None], set[tuple[int, int]]]] = Providers(
+excluded_experts: Registry[Callable[[Sequence[int] | None], set[tuple[int, int]]]] = Registry(
     "work.hooks.excluded_experts"
 )
 
@@ -96,6 +63,6 @@ class QueueSection(Protocol):
 
 
 # Called with the expert's id for his queue page; a kind with nothing for him returns None.
-queue_sections: Providers[Callable[[int], QueueSection | None]] = Providers(
+queue_sections: Registry[Callable[[int], QueueSection | None]] = Registry(
     "work.hooks.queue_sections"
 )

@@ -12,6 +12,7 @@ from material.models import Answer, AnswerPair
 from panels.models import Expert, Panel
 from protocol.overlap import MAX_OVERLAP, MIN_OVERLAP
 from taxonomy.models import ComparisonCriterion, Criterion, CriterionGroup, Rubric
+from work import kinds
 
 
 class TripleKind(models.TextChoices):
@@ -181,6 +182,11 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"assignment {self.pk}"
+
+    @property
+    def task_kind(self) -> str:
+        """The kind of its work (work.kinds): side by side when it holds a pair, else the rubric."""
+        return kinds.PAIRWISE if self.pair_id is not None else kinds.POINTWISE
 
 
 class EstimateStatus(models.TextChoices):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +17,7 @@ from protocol.critical import is_violation
 from protocol.rationale import MAX_LENGTH, RationaleRule, rationale_errors
 from taxonomy.models import Criterion, CriterionGroup, Rubric
 from work import hooks, kinds, review
+from work.entries import EntryPart, split_items, time_shares
 from work.models import (
     Assignment,
     AssignmentKind,
@@ -113,12 +114,7 @@ def not_rubric_work_reason(assignment: Assignment) -> str:
     """Why the rubric scoring flow (this module, its page and the scoring API) refuses the
     assignment: "" for rubric work. A side-by-side assignment (one per pair, `pair` set) is
     labelled through work.comparisons; its triples have no criterion or rubric to score."""
-    if assignment.pair_id is not None:
-        return _(
-            "Assignment %(id)s is a side-by-side comparison: it is labelled on its own page, "
-            "not scored on a rubric."
-        ) % {"id": assignment.pk}
-    return ""
+    return kinds.of(assignment).rubric_refusal(assignment.pk)
 
 
 def _ensure_open(assignment: Assignment) -> None:
@@ -444,13 +440,12 @@ def assignment_submit(
     # A violation the expert recorded on this answer for another panel stops this work too.
     critical_stop = own_stop or _violation_elsewhere(assignment)
     errors: dict[int, list[str]] = {}
-    # Every unit of work is pointwise today; the next kind dispatches on the unit's kind here.
-    check = kinds.slot(kinds.POINTWISE, "item_errors")
+    # The rubric's own rule of one item (the pointwise kind's `item_errors`).
     for estimate in estimates:
         item = by_triple.get(estimate.triple_id)
         if _skip_rest(estimate, item, own_stop, critical_stop):
             continue
-        problems = check(estimate, item, rule)
+        problems = item_errors(estimate, item, rule)
         if problems:
             errors[estimate.triple_id] = problems
     if errors:
@@ -609,3 +604,61 @@ def _lift_carried_stop(assignment: Assignment) -> None:
                 "reserved_until",
             ]
         )
+
+
+class _RollBack(Exception):
+    """Raised inside the entry's transaction to undo the parts already written."""
+
+
+def entry_submit(
+    parts: list[EntryPart],
+    items: list[ScoreInput],
+    *,
+    total_ms: int,
+    user: Any,
+    submission_key: str = "",
+) -> SubmitResult:
+    """Submit every assignment of an entry in one transaction, or none of them.
+
+    Every part is checked (assignment_submit), so a refusal names all the
+    criteria to fix at once; then any refusal rolls the whole entry back and the refusals are
+    returned merged (triple ids are unique within an entry). On success: the lead's result,
+    with the stop of any part.
+    """
+    shares = time_shares(parts, total_ms)
+    if len(parts) == 1:
+        # An entry of one (most answers): the service's own transaction is the entry's.
+        return assignment_submit(
+            assignment=Assignment(pk=parts[0].assignment_id),
+            items=items,
+            time_spent_ms=total_ms,
+            user=user,
+            submission_key=submission_key,
+        )
+    results: list[SubmitResult] = []
+    try:
+        with transaction.atomic():
+            for part, own in split_items(parts, items):
+                results.append(
+                    assignment_submit(
+                        assignment=Assignment(pk=part.assignment_id),
+                        items=own,
+                        time_spent_ms=shares[part.assignment_id],
+                        user=user,
+                        submission_key=submission_key,
+                    )
+                )
+            if not all(r.ok for r in results):
+                raise _RollBack
+    except _RollBack:
+        refused = [r for r in results if not r.ok]
+        merged = replace(refused[0], errors={}, form_errors=[])
+        for r in refused:
+            merged.errors.update(r.errors)
+            merged.form_errors.extend(e for e in r.form_errors if e not in merged.form_errors)
+        return merged
+    return replace(
+        results[0],
+        critical_stop=any(r.critical_stop for r in results),
+        already_submitted=all(r.already_submitted for r in results),
+    )

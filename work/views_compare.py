@@ -1,7 +1,8 @@
 """The side-by-side page (REPA): a query, responses A and B, eleven radio groups, a comment.
 
-The assignment page (work.views.assignment_page) hands a pair assignment to `compare_page`;
-the form posts here. Model identities never reach the page: the answers are read as texts only,
+Shown at the assignment's URL (work.views.assignment_page picks this module for pairwise work,
+work.pages); the form posts to its own URL, and the submission calls the services itself.
+Model identities never reach the page: the answers are read as texts only,
 and which answer is shown on the left follows the assignment's stored placement.
 """
 
@@ -18,12 +19,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from lib.markdown import pygments_css
-from panels.access import check_object
 from protocol.pairwise import Label
 from taxonomy.models import ComparisonCriterion
-from work import comparisons, hooks, kinds, services
+from work import comparisons, pages, services
 from work.forms import time_total
-from work.models import Assignment, AssignmentStatus
+from work.models import Assignment, AssignmentStatus, Estimate
 
 # The four options in the order of the page and of the keys 1-4 (REPA's order).
 OPTIONS = (Label.A, Label.B, Label.BOTH_GOOD, Label.BOTH_BAD)
@@ -38,51 +38,10 @@ def _option_texts() -> dict[str, str]:
     }
 
 
-def sequence_position(assignment_id: int, kind: str) -> hooks.SequencePosition | None:
-    """The assignment's place in its sequence (an exam attempt: quality registers it)."""
-    find = hooks.position.get(kind)
-    return find(assignment_id) if find is not None else None
-
-
-def next_url(assignment_id: int, exam: hooks.SequencePosition | None) -> str:
-    """Where "save and open the next item" goes, for both pages: within an exam, only its own
-    items (the exam's continue page picks the next unanswered item of the same attempt and
-    after the last one shows the result: console.views_exams.attempt_continue); regular work
-    goes through the queue, which never opens exam items."""
-    if exam is not None:
-        return exam.continue_url(after=assignment_id)
-    return reverse("queue_next") + f"?after={assignment_id}"
-
-
 def pair_assignment(request: HttpRequest, pk: int) -> Assignment:
     """The user's own pair assignment (`work.score_assignment`): 404 for anyone else's or for an
     assignment that is not side by side; 403 for a user who is no expert."""
-    assignment = check_object(
-        request.user,
-        "work.score_assignment",
-        Assignment.objects.select_related(
-            "expert", "panel", "pair__instruction", "pair__answer_a", "pair__answer_b"
-        )
-        .only(
-            "id",
-            "status",
-            "kind",
-            "locked",
-            "swapped",
-            "comment",
-            "expert__user",
-            "panel__number",
-            "pair__instruction__text",
-            "pair__answer_a__text",
-            "pair__answer_b__text",
-            "pair__category",
-        )
-        .annotate(membership_paused=services.membership_paused())
-        .filter(pk=pk, pair__isnull=False)
-        .first(),
-        role="work.view_queue",
-    )
-    return assignment
+    return pages.own_assignment(request, pk, [PAGE], pair__isnull=False)
 
 
 def compare_page(
@@ -111,7 +70,7 @@ def compare_page(
             {"value": option.value, "text": texts[option], "key": n}
             for n, option in enumerate(OPTIONS, start=1)
         ]
-    exam = sequence_position(assignment.pk, assignment.kind)
+    exam = pages.sequence_position(assignment.pk, assignment.kind)
     criteria = ComparisonCriterion.objects.filter(
         pk__in=assignment.estimates.values("triple__comparison_criterion")
     )
@@ -131,7 +90,7 @@ def compare_page(
         "back_url": "" if exam is not None else _previous_url(assignment),
         "exam": exam,
         # An exam item is skipped within its attempt, never into the regular queue.
-        "skip_url": next_url(assignment.pk, exam),
+        "skip_url": pages.next_url(assignment.pk, exam),
     }
     return render(request, "work/compare.html", context, status=status)
 
@@ -147,12 +106,38 @@ def _previous_url(assignment: Assignment) -> str:
     return reverse("assignment", kwargs={"pk": previous})
 
 
+def compare_show(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    """The side-by-side page of a pair (GET of work.views.assignment_page): the pair's texts,
+    never its models; opening it starts the work."""
+    if services.assignment_paused(assignment):
+        # Paused in this panel: its pairs are not opened at all until resumed.
+        messages.error(request, _("Your work in this panel is paused by its supervisor."))
+        return redirect("queue")
+    closed = services.closed_reason(assignment)
+    if not closed and assignment.status == AssignmentStatus.ASSIGNED:
+        assignment = services.assignment_open(assignment=assignment)
+    return compare_page(request, assignment, closed_reason=closed)
+
+
 @login_required
 @require_POST
 def compare_submit(request: HttpRequest, pk: int) -> HttpResponse:
-    """Save the labels of one pair (REPA's Save): all criteria at once, then the next pair."""
-    assignment = pair_assignment(request, pk)
-    data = kinds.slot(kinds.PAIRWISE, "parse_submission")(request.POST)
+    """Save the labels of one pair (REPA's Save) posted to the page's own URL."""
+    return compare_save(request, pair_assignment(request, pk))
+
+
+def compare_posted(
+    request: HttpRequest, lead: Assignment, estimates: list[Estimate]
+) -> HttpResponse:
+    """The labels posted to the assignment's URL (work.views.assignment_page)."""
+    return compare_save(request, pair_assignment(request, lead.pk))
+
+
+def compare_save(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    """All criteria of the pair at once, then the next pair; a refusal shows the page again
+    from the assignment read for the request."""
+    pk = assignment.pk
+    data = comparisons.comparison_from_post(request.POST)
     total = time_total(request.POST)
     if total is None:
         return compare_page(
@@ -193,7 +178,7 @@ def compare_submit(request: HttpRequest, pk: int) -> HttpResponse:
     messages.success(request, _("Comparison saved."))
     if request.POST.get("then") == "stay":
         return redirect("assignment", pk=pk)
-    return redirect(next_url(pk, sequence_position(pk, result.kind)))
+    return redirect(pages.next_url(pk, pages.sequence_position(pk, result.kind)))
 
 
 @login_required
@@ -226,3 +211,24 @@ def compare_refuse(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("assignment", pk=pk)
     messages.info(request, _("Pair refused: it goes to another expert."))
     return redirect(f"{reverse('queue_next')}?after={pk}")
+
+
+# What the side-by-side page reads of its assignment (work.pages.own_assignment).
+PAGE = pages.KindPage(
+    related=("expert", "panel", "pair__instruction", "pair__answer_a", "pair__answer_b"),
+    fields=(
+        "status",
+        "locked",
+        "swapped",
+        "comment",
+        "drafts_backup",
+        "expert__user",
+        "panel__number",
+        "pair__instruction__text",
+        "pair__answer_a__text",
+        "pair__answer_b__text",
+        "pair__category",
+    ),
+    show=compare_show,
+    submit=compare_posted,
+)

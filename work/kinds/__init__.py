@@ -2,22 +2,31 @@
 
 The core handles "an item of work for an expert": routing to a panel, an overlap, a reservation,
 its submission, its gold version (exams, control items), an agreement measure, aggregation jobs
-and export rows. A kind of work (the pointwise rubric, side-by-side comparison, span markup;
-instruction writing is coming, see docs/architecture.md) supplies what differs.
+and export rows. A kind of work (the pointwise rubric, side-by-side comparison, span markup,
+instruction writing) supplies what differs, from its own module of this package.
 
-The slots live in the layer that uses them, so no layer imports an upper one: work fills the
-submission slots in WorkConfig.ready(), quality the gold and agreement slots, dataset the
-aggregation and export slots, each with `contribute`. `missing_slots` (checked by
-work.checks at start-up) says what a registered kind still lacks.
+Two registries (work.registry):
+
+- `items`: the kinds whose work the core holds as assignments (pointwise, pairwise), each an
+  `ItemKind`; `of(item)` picks one by the item's kind value (`task_kind`: an assignment, a
+  triple, an exam or control item compares a pair or scores an answer). The core asks the kind,
+  it never tests the item's pair itself.
+- `_kinds`: every kind's declaration (`TaskKind`): the functions each layer offers for it (the
+  slots live in the layer that uses them, so no layer imports an upper one: work fills the
+  submission slots in WorkConfig.ready(), quality the gold and agreement slots, dataset the
+  aggregation and export slots, each with `contribute`). `missing_slots` (checked by
+  work.checks at start-up) says what a registered kind still lacks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
+
+from work.registry import Registry
 
 POINTWISE = "pointwise"
 PAIRWISE = "pairwise"
@@ -52,14 +61,12 @@ class TaskKind:
     not_applicable: dict[str, str] = field(default_factory=dict)
 
 
-_kinds: dict[str, TaskKind] = {}
+_kinds: Registry[TaskKind] = Registry("work.kinds")
 
 
 def register(kind: TaskKind) -> TaskKind:
-    """Declare a kind (work does, for the kinds it can route and reserve)."""
-    if _kinds.setdefault(kind.key, kind) is not kind:
-        raise ImproperlyConfigured(f"task kind {kind.key!r} is registered twice")
-    return kind
+    """Declare a kind (its module does, from WorkConfig.ready())."""
+    return _kinds.register(kind, key=kind.key)
 
 
 def get(key: str) -> TaskKind:
@@ -67,7 +74,44 @@ def get(key: str) -> TaskKind:
 
 
 def registered() -> list[TaskKind]:
-    return list(_kinds.values())
+    return list(_kinds)
+
+
+class HasTaskKind(Protocol):
+    """An item of work the core holds: it names its kind (`pointwise` or `pairwise`)."""
+
+    @property
+    def task_kind(self) -> str: ...
+
+
+class ItemKind(Protocol):
+    """What the core asks of the kind of one assignment, whatever page or service reads it."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def in_entry(self) -> bool:
+        """Whether its work on an answer is grouped with the expert's other panels' work on the
+        same answer into one entry, scored on one page (work.entries)."""
+        ...
+
+    def flag_refusal(self) -> str:
+        """Why the assignment cannot be skipped or flagged as broken ("": it can)."""
+        ...
+
+    def rubric_refusal(self, assignment_id: int) -> str:
+        """Why the rubric scoring flow (its services, page and API) refuses the assignment
+        ("": it is rubric work)."""
+        ...
+
+
+items: Registry[ItemKind] = Registry("work.kinds.items")
+
+
+def of(item: HasTaskKind) -> ItemKind:
+    """The kind of an item of work, by its kind value."""
+    return items[item.task_kind]
 
 
 def contribute(key: str, app: str, **slots: Callable[..., Any]) -> None:
