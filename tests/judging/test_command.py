@@ -42,7 +42,7 @@ def test_run_judge_honours_limit_and_refuses_an_unknown_config(material: Any) ->
 
 
 def test_the_celery_task_loads_the_backend_once_per_process(material: Any) -> None:
-    from judging import backends
+    from judge_worker.backends import factory as backends
     from judging.tasks import judge_batch
 
     m = material(n_answers=2)
