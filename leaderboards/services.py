@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 from django.db.models import Max, Q
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from comparison.models import SOURCE_HUMAN
@@ -338,17 +339,13 @@ def _names(ids: Iterable[int], model: Any, attr: str = "name") -> dict[str, str]
 
 
 def criterion_names(criterion: Criterion) -> dict[str, str]:
-    """A criterion's names as the pages show them: the catalogue has several criteria of one
-    name (a domain criterion per functional style, a task criterion per task), so those say
-    whose they are."""
-    style = criterion.style
-    en = [criterion.name_en, style.name_en if style else criterion.task_name]
-    ru = [criterion.name_ru, style.name_ru if style else criterion.task_name]
-    return {
-        "en": " — ".join(part for part in en if part),
-        "ru": " — ".join(part for part in ru if part),
-        "key": criterion.key,
-    }
+    """A criterion's names as the pages show them (`Criterion.display_name`) in each language,
+    kept in the snapshot."""
+    names = {}
+    for language in ("en", "ru"):
+        with translation.override(language):
+            names[language] = criterion.display_name
+    return {**names, "key": criterion.key}
 
 
 def pairwise_ratings(board: Leaderboard, criterion: str = PAIRWISE_CRITERION) -> dict[str, Any]:

@@ -157,6 +157,10 @@ class Criterion(BilingualMixin, models.Model):
     )
     task_name = models.CharField(max_length=200, blank=True)
     subtask1_name = models.CharField(max_length=200, blank=True)
+    # What sets the criterion apart from others of its name (a style, a part of the task tree);
+    # "" when its name is its own. Filled by the catalogue loader (taxonomy.naming).
+    context_en = models.CharField(max_length=400, blank=True, default="")
+    context_ru = models.CharField(max_length=400, blank=True, default="")
     allows_na = models.BooleanField(default=False)
     rubric = models.ForeignKey(
         "Rubric", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -175,6 +179,13 @@ class Criterion(BilingualMixin, models.Model):
     @property
     def is_critical(self) -> bool:
         return self.group == CriterionGroup.CRITICAL
+
+    @property
+    def display_name(self) -> str:
+        """The criterion as every page names it: its name in the active language, and what sets
+        it apart where other criteria have the same name ("Правильность ответа — SQL")."""
+        context = self._pick("context")
+        return f"{self.name} — {context}" if context else self.name
 
 
 class BestEnd(models.TextChoices):
@@ -292,3 +303,8 @@ class ComparisonCriterion(BilingualMixin, models.Model):
     @property
     def question(self) -> str:
         return self._pick("question")
+
+    @property
+    def display_name(self) -> str:
+        """As `Criterion.display_name`: the names of one criteria set are distinct."""
+        return self.name

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,6 +26,7 @@ from taxonomy.models import (
     TaskCriterion,
     TaskGroup,
 )
+from taxonomy.naming import fill_contexts
 from taxonomy.pairwise_criteria import REPA_CRITERIA_FILE, load_criteria_set
 
 CATALOGUE_DIR = Path(__file__).resolve().parent / "data"
@@ -159,6 +161,8 @@ def load_pollux(directory: Path = CATALOGUE_DIR) -> LoadReport:
             position = _load_task_tree(
                 group, task_key, task_entry, None, 0, position, styles, criteria, report
             )
+    for _ in range(fill_contexts(Criterion, Task, TaskCriterion)):
+        report.bump("updated", "Criterion")
     return report
 
 
@@ -303,6 +307,14 @@ def criteria_for(instruction: HasTaskAndStyle) -> list[Criterion]:
     if instruction.task_id is None:
         return []
     return CriteriaIndex().for_task(instruction.task_id, instruction.style_id)
+
+
+def display_names(keys: Iterable[str]) -> dict[str, str]:
+    """{criterion key: `Criterion.display_name`} for pages that hold keys (snapshots, aggregates);
+    a key the catalogue lacks names itself."""
+    wanted = set(keys)
+    names = {c.key: c.display_name for c in Criterion.objects.filter(key__in=wanted)}
+    return {key: names.get(key, key) for key in wanted}
 
 
 def task_lineages() -> dict[int, list[int]]:

@@ -280,14 +280,21 @@ def test_a_gated_answer_counts_0_even_when_its_critical_triple_left_the_dataset(
 def test_criteria_of_one_name_are_told_apart_by_their_style_or_task(catalogue: None) -> None:
     from leaderboards.services import criterion_names
 
-    domain = Criterion.objects.filter(group=CriterionGroup.DOMAIN, style__isnull=False).first()
-    task = Criterion.objects.filter(group=CriterionGroup.TASK).exclude(task_name="").first()
+    # Criteria whose name another criterion shares (a name of its own needs nothing more).
+    domain = (
+        Criterion.objects.filter(group=CriterionGroup.DOMAIN, style__isnull=False)
+        .exclude(context_en="")
+        .first()
+    )
+    task = Criterion.objects.filter(group=CriterionGroup.TASK).exclude(context_ru="").first()
     general = Criterion.objects.filter(group=CriterionGroup.GENERAL).first()
     assert domain is not None and task is not None and general is not None
     assert domain.style is not None
     assert criterion_names(domain)["en"] == f"{domain.name_en} — {domain.style.name_en}"
     assert criterion_names(domain)["ru"] == f"{domain.name_ru} — {domain.style.name_ru}"
-    assert criterion_names(task)["en"] == f"{task.name_en} — {task.task_name}"
+    # A task criterion says its part of the task tree, in each language.
+    assert criterion_names(task)["en"] == f"{task.name_en} — {task.context_en}"
+    assert criterion_names(task)["ru"] == f"{task.name_ru} — {task.context_ru}"
     assert criterion_names(general)["en"] == general.name_en
 
 
