@@ -230,6 +230,28 @@ class SlotEvent(models.Model):
     def __str__(self) -> str:
         return f"{self.action} on slot {self.slot_id}"
 
+    @property
+    def action_label(self) -> str:
+        """The step in the page's language (the stored action is the state machine's key)."""
+        return str(SLOT_ACTIONS.get(self.action, self.action))
+
+    @property
+    def state_to_label(self) -> str:
+        return str(dict(SlotState.choices).get(self.state_to, self.state_to))
+
+
+# The steps of a slot's history, as its page names them (protocol.authoring.TRANSITIONS, and
+# "take" for the author taking the slot).
+SLOT_ACTIONS = {
+    "take": _("slot taken"),
+    "submit": _("sent for review"),
+    "accept": _("accepted by the reviewer"),
+    "return": _("returned to the author"),
+    "proofread": _("proofread"),
+    "original": _("found original"),
+    "not_original": _("found not original"),
+}
+
 
 class ReferenceCorpus(models.Model):
     """Texts an admin uploads for the originality check (e.g. a public dataset the instructions

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Case, Count, IntegerField, Max, Value, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -286,6 +286,13 @@ def author_panels(expert: Expert) -> list[Panel]:
     )
 
 
+# Levels easy, medium, hard in that order (not the alphabet's).
+_LEVEL_ORDER = Case(
+    *(When(complexity=level, then=Value(i)) for i, level in enumerate(rules.COMPLEXITIES)),
+    output_field=IntegerField(),
+)
+
+
 def open_slots(campaign: Campaign, expert: Expert) -> list[OpenSlot]:
     """The slots an author may take: his panels' quotas of the current plan not yet taken."""
     plan = current_plan(campaign)
@@ -301,7 +308,7 @@ def open_slots(campaign: Campaign, expert: Expert) -> list[OpenSlot]:
     quotas = (
         plan.quotas.filter(panel_id__in=panels, count__gt=0)
         .select_related("task", "task__group")
-        .order_by("panel__number", "task__position", "complexity")
+        .order_by("panel__number", "task__position", _LEVEL_ORDER)
     )
     out = []
     for q in quotas:

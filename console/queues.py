@@ -60,6 +60,12 @@ PAGE_SIZE = 50
 _CHUNK = 2000
 
 
+# What a queue row reads of its criterion: the key and what `Criterion.display_name` needs.
+_CRITERION_NAMES = [
+    f"triple__criterion__{f}" for f in ("key", "name_en", "name_ru", "context_en", "context_ru")
+]
+
+
 @dataclass
 class Mismatch:
     """One criterion of a control delivery where the expert's score is not the reference's."""
@@ -67,6 +73,7 @@ class Mismatch:
     key: str
     score: str
     reference: str
+    name: str = ""
 
 
 @dataclass
@@ -77,6 +84,8 @@ class QueueItem:
     triple_id: int | None = None
     estimate_id: int | None = None
     criterion: str = ""
+    # The criterion as pages name it (`Criterion.display_name`); `criterion` is its key.
+    criterion_name: str = ""
     expert: str = ""
     when: datetime | None = None
     score: str = ""
@@ -99,7 +108,7 @@ class QueuePage:
 
 
 def _shown(score: int | None, is_na: bool) -> str:
-    return "NA" if is_na else ("" if score is None else str(score))
+    return str(_("NA")) if is_na else ("" if score is None else str(score))
 
 
 def panel_experts(panel: Panel) -> list[Expert]:
@@ -144,6 +153,7 @@ def _estimate_item(e: Estimate) -> QueueItem:
         triple_id=e.triple_id,
         estimate_id=e.pk,
         criterion=e.triple.criterion.key if e.triple.criterion else "",
+        criterion_name=e.triple.criterion.display_name if e.triple.criterion else "",
         expert=e.expert.pseudonym,
         when=e.submitted_at,
         score=_shown(e.score, e.is_na),
@@ -161,7 +171,7 @@ def _estimate_rows(qs: QuerySet[Estimate]) -> QuerySet[Estimate]:
         "review_status",
         "triple_id",
         "triple__answer_id",
-        "triple__criterion__key",
+        *_CRITERION_NAMES,
         "expert__pseudonym",
     )
 
@@ -181,7 +191,7 @@ def _low_confidence(panel: Panel, viewer: Any, offset: int, limit: int) -> list[
             "excluded_reason",
             "triple_id",
             "triple__answer_id",
-            "triple__criterion__key",
+            *_CRITERION_NAMES,
         )
         .order_by("confidence", "triple_id")[offset : offset + limit]
     )
@@ -190,6 +200,7 @@ def _low_confidence(panel: Panel, viewer: Any, offset: int, limit: int) -> list[
             answer_id=a.triple.answer_id,
             triple_id=a.triple_id,
             criterion=a.triple.criterion.key if a.triple.criterion else "",
+            criterion_name=a.triple.criterion.display_name if a.triple.criterion else "",
             confidence=a.confidence,
             mean=a.mean,
             n_estimates=a.n_estimates,
@@ -324,10 +335,13 @@ def _control_mismatches(panel: Panel, viewer: Any, offset: int, limit: int) -> l
                 scale=est.triple.rubric.values,
                 tolerance=tolerance,
             ):
-                key = est.triple.criterion.key if est.triple.criterion else ""
+                criterion = est.triple.criterion
                 mismatches.append(
                     Mismatch(
-                        key=key, score=_shown(score, is_na), reference=_shown(ref.score, ref.is_na)
+                        key=criterion.key if criterion else "",
+                        score=_shown(score, is_na),
+                        reference=_shown(ref.score, ref.is_na),
+                        name=criterion.display_name if criterion else "",
                     )
                 )
         items.append(

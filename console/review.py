@@ -121,7 +121,7 @@ def _judges(triple_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
-def answer_review(panel: Panel, answer: Any, lang: str) -> list[ReviewRow]:
+def answer_review(panel: Panel, answer: Any) -> list[ReviewRow]:
     """The review page's rows: one per criterion, critical gates first, each with the cells of
     every expert (by code) who submitted or skipped it."""
     triples = sorted(
@@ -171,9 +171,7 @@ def answer_review(panel: Panel, answer: Any, lang: str) -> list[ReviewRow]:
             ReviewRow(
                 triple_id=t.pk,
                 key=criterion.key,
-                name=(criterion.name_en or criterion.name_ru)
-                if lang == "en"
-                else (criterion.name_ru or criterion.name_en),
+                name=criterion.display_name,
                 group=t.group,
                 group_label=group_labels.get(t.group, t.group),
                 panel_number=t.panel.number,

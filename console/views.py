@@ -36,6 +36,7 @@ from quality import exams as exam_services
 from quality.models import ControlItem, ReferenceScore
 from quality.rules import PanelAnswer
 from taxonomy.models import CriterionGroup
+from taxonomy.services import display_names
 from work.forms import parse_id, parse_score
 from work.models import Triple
 
@@ -121,7 +122,7 @@ def panel_page(request: HttpRequest, pk: int) -> HttpResponse:
                 height=130,
                 css_class="throughput",
             ),
-            "times": stats.times,
+            "times": _named_times(stats.times),
             "pair_agreement": console_selectors.pair_agreement_rows(panel),
             "notices": panel_selectors.unread_notices(panel)[:20],
             "actions": panel_selectors.recent_actions(panel),
@@ -135,6 +136,14 @@ def panel_page(request: HttpRequest, pk: int) -> HttpResponse:
             ],
         },
     )
+
+
+def _named_times(times: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The snapshot's median times with each criterion's display name."""
+    if not times:
+        return times
+    names = display_names(c["key"] for c in times.get("criteria", []))
+    return {**times, "criteria": [{**c, "name": names[c["key"]]} for c in times["criteria"]]}
 
 
 @login_required
@@ -173,12 +182,15 @@ def plots_page(request: HttpRequest, pk: int) -> HttpResponse:
     panel = _panel(request, pk)
     stats = console_stats.panel_stats(panel)
     blind = console_selectors.viewer_is_blind(panel, request.user)
+    shown = [] if blind else stats.distribution
+    names = display_names(d["key"] for d in shown)
     distribution = [
         {
             "criterion": d,
-            "svg": plots.score_distribution_chart(d["counts"], title=d["key"]),
+            "name": names[d["key"]],
+            "svg": plots.score_distribution_chart(d["counts"], title=names[d["key"]]),
         }
-        for d in ([] if blind else stats.distribution)
+        for d in shown
     ]
     return render(
         request,

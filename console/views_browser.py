@@ -58,7 +58,9 @@ def data_browser(request: HttpRequest) -> HttpResponse:
             "page": page,
             "f": filters,
             "panels": panels.order_by("number"),
-            "tasks": Task.objects.filter(is_leaf=True).order_by("path").only("id", "path"),
+            "tasks": Task.objects.filter(is_leaf=True)
+            .select_related("group", "parent__parent")
+            .order_by("position"),
             "styles": FunctionalStyle.objects.order_by("name_en"),
             "complexities": Complexity.choices,
             "statuses": _statuses(),

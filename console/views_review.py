@@ -15,8 +15,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from console import review as review_selectors
@@ -67,8 +67,7 @@ def _page(
     request: HttpRequest, panel: Panel, answer: Answer, status: int = 200, form: Any = None
 ) -> HttpResponse:
     blind = review_selectors.viewer_blind_on(answer, request.user)
-    lang = (get_language() or "ru")[:2]
-    rows = [] if blind else review_selectors.answer_review(panel, answer, lang)
+    rows = [] if blind else review_selectors.answer_review(panel, answer)
     nav = review_nav(request, panel)
     return render(
         request,

@@ -14,6 +14,18 @@ EXCLUDED_CRITICAL = "critical_violation"  # pointwise rule 2
 EXCLUDED_FEW = "too_few_estimates"  # pointwise rule 3; pairwise: fewer labels than needed
 EXCLUDED_NO_SCORE = "no_numeric_score"  # pointwise rule 4
 EXCLUDED_NO_CONSENSUS = "no_consensus"  # pairwise: no label has a majority (REPA §2.3)
+# How a page says why (the keys stay in exports and filters' URLs).
+EXCLUDED_LABELS = {
+    EXCLUDED_CRITICAL: _("critical violation"),
+    EXCLUDED_FEW: _("too few estimates"),
+    EXCLUDED_NO_SCORE: _("no numeric score"),
+    EXCLUDED_NO_CONSENSUS: _("no consensus"),
+}
+
+
+def excluded_label(reason: str) -> str:
+    """An exclusion reason as a page shows it; an unknown one as it is."""
+    return str(EXCLUDED_LABELS.get(reason, reason))
 
 
 class TripleAggregate(models.Model):

@@ -63,6 +63,17 @@ class BoardForm(forms.ModelForm):
     class Meta:
         model = Leaderboard
         fields = ["slug", "title", "description", "task_groups", "gate_rule"]
+        labels = {
+            "slug": gettext_lazy("Address (Latin letters, digits, hyphens)"),
+            "title": gettext_lazy("Title"),
+            "description": gettext_lazy("Description"),
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A task type by its name in the page's language (its __str__ is the English key).
+        field = self.fields["task_groups"]
+        field.label_from_instance = lambda group: group.name  # type: ignore[attr-defined]
 
     def clean_gate_rule(self) -> str:
         return str(self.cleaned_data.get("gate_rule") or DEFAULT_GATE_RULE)

@@ -33,7 +33,9 @@ from submissions.models import State, Submission
 class UploadForm(forms.Form):
     file = forms.FileField(
         label=gettext_lazy("Answers file (CSV, JSONL, XLSX or Parquet)"),
-        help_text=gettext_lazy("Columns instruction_id and answer: one row per instruction."),
+        help_text=gettext_lazy(
+            "Columns <code>instruction_id</code> and <code>answer</code>: one row per instruction."
+        ),
     )
     model_name = forms.CharField(label=gettext_lazy("Model name"), max_length=150)
     model_version = forms.CharField(label=gettext_lazy("Model version"), max_length=60)
@@ -45,7 +47,9 @@ class UploadForm(forms.Form):
     inference_settings = forms.CharField(
         label=gettext_lazy("Inference settings (JSON)"),
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text=gettext_lazy('For example {"temperature": 0, "max_new_tokens": 1024}.'),
+        help_text=gettext_lazy(
+            'For example <code>{"temperature": 0, "max_new_tokens": 1024}</code>.'
+        ),
     )
     gpus = forms.CharField(
         label=gettext_lazy("GPUs used"),

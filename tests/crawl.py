@@ -32,12 +32,15 @@ class Page(HTMLParser):
         self._form: dict[str, Any] | None = None
         self._select: str | None = None
         self._textarea: str | None = None
-        self._hidden_depth = 0
+        # Open elements whose text is not interface: [tag, nesting of that tag inside it].
+        self._hidden: list[list[Any]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
         if tag in _NOT_INTERFACE or "data-content" in a:
-            self._hidden_depth += 1
+            self._hidden.append([tag, 1])
+        elif self._hidden and self._hidden[-1][0] == tag:
+            self._hidden[-1][1] += 1
         if tag == "a" and a.get("href"):
             self.links.append(a["href"])
         elif tag == "form":
@@ -77,12 +80,14 @@ class Page(HTMLParser):
             name, value = self._form["fields"][-1]
             self._form["fields"][-1] = (name, value + data)
             self._form["visible"][-1] += data
-        if not self._hidden_depth and data.strip():
+        if not self._hidden and data.strip():
             self.texts.append(" ".join(data.split()))
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _NOT_INTERFACE and self._hidden_depth:
-            self._hidden_depth -= 1
+        if self._hidden and self._hidden[-1][0] == tag:
+            self._hidden[-1][1] -= 1
+            if not self._hidden[-1][1]:
+                self._hidden.pop()
         if tag == "form":
             self._form = None
         elif tag == "select":
