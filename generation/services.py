@@ -1,26 +1,22 @@
-"""Writes of answer generation: configuration versions, runs, batches and their execution.
+"""Writes of answer generation: configuration versions, runs and what a generation batch does.
 
-A run is split into batches; each batch is a Job of kind "generation" (jobs.services: one
-claim by compare-and-set, heartbeat, retries, the stale-job sweeper), sent to the GPU queue.
-A batch answers only the instructions it has not answered yet and writes its outputs in one
-transaction against the unique (run, instruction): a worker killed mid-batch loses only that
-batch's unfinished work, a retried or duplicated task never answers twice, and an instruction
-the model already answered (in any run) is not planned again.
+A run's life (batches as jobs of kind "generation" sent to the GPU queue, claims, counters,
+finishing, cancel, resume, inline execution) is jobs.batched.BatchedRuns; this module gives it
+generation's part (_Generation): the instructions a batch has not answered yet, their prompts,
+and the outputs written in one transaction against the unique (run, instruction), so a retried
+or duplicated task never answers twice; an instruction the model already answered (in any run)
+is not planned again.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
-from functools import partial
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q, QuerySet, Sum
-from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from generation.models import (
@@ -29,10 +25,11 @@ from generation.models import (
     GenerationBatch,
     GenerationConfig,
     GenerationRun,
-    RunStatus,
 )
-from jobs.models import Job, JobKind, JobStatus
-from jobs.services import JobContext, enqueue_many, job_run, job_send
+from jobs.batched import BatchedRuns
+from jobs.batched import stale_after as stale_after  # the batch task's staleness
+from jobs.models import Job, JobKind
+from jobs.services import JobContext
 from judge_worker import GenerationItem, GenerationOutput, Generator
 from material.import_common import sha256_hex
 from material.models import Answer, Instruction, LanguageModel
@@ -69,14 +66,6 @@ class GenerationError(Exception):
 
 class BatchIncomplete(GenerationError):
     """Some instructions of a batch got no output at all (the endpoint never answered)."""
-
-
-def heartbeat_seconds() -> float:
-    return float(getattr(settings, "JUDGE_HEARTBEAT_SECONDS", 30))
-
-
-def stale_after() -> timedelta:
-    return timedelta(seconds=float(getattr(settings, "JUDGE_CLAIM_STALE_SECONDS", 120)))
 
 
 # --- configurations -------------------------------------------------------------------------
@@ -239,74 +228,22 @@ def run_create(
     ids = list(scope_instructions(config, scope).values_list("pk", flat=True))
     if scope.get("limit"):
         ids = ids[: scope["limit"]]
-    run = GenerationRun.objects.create(
-        config=config, scope=scope, created_by=created_by, total=len(ids)
-    )
-    size = max(1, config.batch_size)
-    starts = range(0, len(ids), size)
-    jobs = enqueue_many(
-        JobKind.GENERATION_BATCH,
-        [{"run": run.pk, "number": n} for n in range(len(starts))],
-        user=created_by,
-        send=False,
-    )
-    GenerationBatch.objects.bulk_create(
-        GenerationBatch(run=run, job=job, number=n, instruction_ids=ids[start : start + size])
-        for n, (start, job) in enumerate(zip(starts, jobs, strict=True))
-    )
-    if not ids:
-        run.status = RunStatus.DONE
-        run.finished_at = timezone.now()
-        run.save(update_fields=["status", "finished_at"])
-    elif enqueue:
-        _enqueue_on_commit(run.pk)
+    run = GenerationRun.objects.create(config=config, scope=scope, created_by=created_by)
+    RUNS.plan(run, ids, size=config.batch_size, total=len(ids))
+    if ids and enqueue:
+        RUNS.send_on_commit(run.pk)
     return run
 
 
-def _batch_jobs(run_id: int) -> QuerySet[Job]:
-    return Job.objects.filter(kind=JobKind.GENERATION_BATCH, generation_batch__run_id=run_id)
-
-
-def _enqueue_on_commit(run_id: int) -> None:
-    def send() -> None:
-        for job_id in (
-            _batch_jobs(run_id).exclude(status=JobStatus.DONE).values_list("pk", flat=True)
-        ):
-            job_send(job_id, JobKind.GENERATION_BATCH)
-
-    transaction.on_commit(send)
-
-
-@transaction.atomic
 def run_cancel(*, run: GenerationRun) -> None:
     """Stop a run: queued batches are cancelled; a batch being generated still saves."""
-    GenerationRun.objects.filter(pk=run.pk).update(
-        cancelled=True, status=RunStatus.CANCELLED, finished_at=timezone.now()
-    )
-    _batch_jobs(run.pk).filter(status=JobStatus.QUEUED).update(status=JobStatus.CANCELLED)
-    run.refresh_from_db()
+    RUNS.cancel(run=run)
 
 
-@transaction.atomic
 def run_resume(*, run: GenerationRun, stale: timedelta | None = None) -> int:
     """Re-queue every batch not done: failed, cancelled, and those whose claim went stale (a
     killed worker). Their instructions already answered are skipped by the batch itself."""
-    stale_before = timezone.now() - (stale if stale is not None else stale_after())
-    jobs = _batch_jobs(run.pk)
-    jobs.filter(
-        Q(status__in=[JobStatus.FAILED, JobStatus.CANCELLED])
-        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before)
-    ).update(status=JobStatus.QUEUED, heartbeat_at=None)
-    GenerationRun.objects.filter(pk=run.pk).update(
-        cancelled=False, status=RunStatus.RUNNING, finished_at=None, message=""
-    )
-    pending = list(jobs.exclude(status=JobStatus.DONE).values_list("pk", flat=True))
-    if pending:
-        _enqueue_on_commit(run.pk)
-    else:
-        _finish_if_complete(run.pk)
-    run.refresh_from_db()
-    return len(pending)
+    return RUNS.resume(run=run, stale=stale)
 
 
 # --- batches --------------------------------------------------------------------------------
@@ -336,32 +273,60 @@ def build_items(
     return items
 
 
+class _Generation:
+    """Generation's part of a batched run (jobs.batched): each instruction answered once."""
+
+    job_kind = JobKind.GENERATION_BATCH
+    run_model = GenerationRun
+    batch_model = GenerationBatch
+    ids_field = "instruction_ids"
+    job_related = "generation_batch"
+    incomplete = BatchIncomplete
+
+    def todo(self, run: GenerationRun, batch: GenerationBatch) -> list[Any]:
+        done = set(
+            Generation.objects.filter(
+                run=run, instruction_id__in=batch.instruction_ids
+            ).values_list("instruction_id", flat=True)
+        )
+        return [pk for pk in batch.instruction_ids if pk not in done]
+
+    def build_items(self, run: GenerationRun, todo: list[Any]) -> list[GenerationItem]:
+        return build_items(run.config, list(Instruction.objects.filter(pk__in=todo).order_by("pk")))
+
+    def answer(self, backend: Generator, items: list[GenerationItem]) -> list[GenerationOutput]:
+        return list(backend.generate(items))
+
+    def write(
+        self,
+        run: GenerationRun,
+        todo: list[Any],
+        items: list[GenerationItem],
+        outputs: list[GenerationOutput],
+    ) -> str:
+        return _write(run, todo, outputs)
+
+    def refresh_counters(self, run_id: int) -> None:
+        _refresh_counters(run_id)
+
+    def resume_fields(self) -> dict[str, Any]:
+        return {}
+
+    def finished(self, run_id: int) -> None:
+        pass
+
+
+RUNS: BatchedRuns[GenerationRun, GenerationBatch, Generator, GenerationItem, GenerationOutput] = (
+    BatchedRuns(_Generation())
+)
+
+
 def batch_generate(
     ctx: JobContext, *, generator_factory: Callable[[GenerationRun], Generator]
 ) -> None:
-    """The body of a generation batch's job: answer its instructions not yet answered in this
-    run, then write every output in one transaction."""
-    batch = GenerationBatch.objects.select_related("run__config").get(job_id=ctx.job.pk)
-    run = batch.run
-    if run.cancelled:
-        Job.objects.filter(pk=ctx.job.pk, attempts=ctx.attempt).update(status=JobStatus.CANCELLED)
-        return
-    done = set(
-        Generation.objects.filter(run=run, instruction_id__in=batch.instruction_ids).values_list(
-            "instruction_id", flat=True
-        )
-    )
-    todo = [pk for pk in batch.instruction_ids if pk not in done]
-    started = time.monotonic()
-    outputs: list[GenerationOutput] = []
-    if todo:
-        instructions = list(Instruction.objects.filter(pk__in=todo).order_by("pk"))
-        items = build_items(run.config, instructions)
-        with ctx.heartbeat(heartbeat_seconds()):
-            outputs = list(generator_factory(run).generate(items))
-    error = _batch_write(batch, run, todo, outputs, time.monotonic() - started)
-    if error:
-        raise BatchIncomplete(error)
+    """The body of a generation batch's job (jobs.batched.BatchedRuns.batch_body): answer its
+    instructions not yet answered in this run, then write every output in one transaction."""
+    RUNS.batch_body(ctx, backend_factory=generator_factory)
 
 
 def _outcome(out: GenerationOutput) -> str:
@@ -372,14 +337,7 @@ def _outcome(out: GenerationOutput) -> str:
     return Generation.Outcome.FAILED
 
 
-@transaction.atomic
-def _batch_write(
-    batch: GenerationBatch,
-    run: GenerationRun,
-    todo: list[int],
-    outputs: list[GenerationOutput],
-    seconds: float,
-) -> str:
+def _write(run: GenerationRun, todo: list[int], outputs: list[GenerationOutput]) -> str:
     """Store the outputs; complete ones become answers of the material. Returns the error
     ("" when every instruction got an output)."""
     wanted = set(todo)
@@ -443,8 +401,6 @@ def _batch_write(
         if row.instruction_id in hashes:
             row.answer_id = stored.get((row.instruction_id, hashes[row.instruction_id]))
     Generation.objects.bulk_create(rows, ignore_conflicts=True)
-    GenerationBatch.objects.filter(pk=batch.pk).update(seconds=seconds)
-    _refresh_counters(run.pk)
     missing = wanted - {r.instruction_id for r in rows}
     return f"no output for {len(missing)} instructions" if missing else ""
 
@@ -469,52 +425,18 @@ def _refresh_counters(run_id: int) -> None:
     )
 
 
-def _finish_if_complete(run_id: int) -> None:
-    _refresh_counters(run_id)
-    jobs = _batch_jobs(run_id)
-    if jobs.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).exists():
-        return
-    failed = jobs.filter(status=JobStatus.FAILED).count()
-    GenerationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-        status=RunStatus.FAILED if failed else RunStatus.DONE,
-        finished_at=timezone.now(),
-        message=f"{failed} batches failed; resume the run to retry them" if failed else "",
-    )
-
-
 def batch_after(job: Job) -> None:
-    run_id = GenerationBatch.objects.values_list("run_id", flat=True).filter(job_id=job.pk).first()
-    if run_id is not None:
-        _finish_if_complete(run_id)
+    """A batch's job finished (done or failed): its run may be complete."""
+    RUNS.batch_after(job)
 
 
 def batch_execute(*, batch_id: int, generator_factory: Callable[[GenerationRun], Generator]) -> str:
     """Run one batch's job in this process, through the job skeleton (inline runs, tests)."""
-    job_id = GenerationBatch.objects.values_list("job_id", flat=True).get(pk=batch_id)
-    return job_run(
-        job_id,
-        partial(batch_generate, generator_factory=generator_factory),
-        stale_after=stale_after(),
-        after=batch_after,
-    )
+    return RUNS.batch_execute(batch_id=batch_id, backend_factory=generator_factory)
 
 
 def run_execute_inline(
     *, run: GenerationRun, generator_factory: Callable[[GenerationRun], Generator]
 ) -> GenerationRun:
     """Generate every open batch here (the demo, the management command's --wait, tests)."""
-    for batch_id, job_id in (
-        GenerationBatch.objects.filter(run=run)
-        .exclude(job__status=JobStatus.DONE)
-        .order_by("number")
-        .values_list("pk", "job_id")
-    ):
-        Job.objects.filter(pk=job_id, status=JobStatus.FAILED).update(status=JobStatus.QUEUED)
-        if GenerationRun.objects.filter(pk=run.pk, cancelled=True).exists():
-            break
-        try:
-            batch_execute(batch_id=batch_id, generator_factory=generator_factory)
-        except BatchIncomplete:
-            continue
-    run.refresh_from_db()
-    return run
+    return RUNS.execute_inline(run=run, backend_factory=generator_factory)

@@ -1,11 +1,10 @@
-"""Writes of the judging app: configuration versions, runs, batches and their execution.
+"""Writes of the judging app: configuration versions, runs and what a judge batch does.
 
-A run is split into batches; each batch is a Job of kind "judge_batch" (jobs.services: one
-claim by compare-and-set, a heartbeat column that a stale claim may be taken over by, retries,
-the stale-job sweeper). Its results are written in one transaction with
-`bulk_create(ignore_conflicts=True)` against the unique (run, triple), and triples already
-judged are skipped. So a worker killed mid-batch loses only that batch's unfinished work, and a
-retried or duplicated task never judges a triple twice.
+A run's life (batches as jobs, sending on commit, claims, counters, finishing, cancel, resume,
+inline execution) is jobs.batched.BatchedRuns; this module gives it judging's part (_Judging):
+the triples, or (triple, template) calls, a batch has not judged yet, their prompts, and the
+estimates written with `bulk_create(ignore_conflicts=True)` against the unique (run, triple)
+or (run, triple, template), so a retried or duplicated task never judges anything twice.
 """
 
 from __future__ import annotations
@@ -14,16 +13,16 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import timedelta
-from functools import partial
 from typing import Any, Literal
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
+from jobs.batched import BatchedRuns
+from jobs.batched import stale_after as stale_after  # the batch task's staleness
 from jobs.models import Job, JobKind, JobStatus
-from jobs.services import JobContext, enqueue, enqueue_many, job_run, job_send
+from jobs.services import JobContext, enqueue
 from judge_worker import (
     PAIRWISE_TEMPLATES,
     JudgeBackend,
@@ -78,15 +77,6 @@ class JudgingError(Exception):
 
 class BatchIncomplete(JudgingError):
     """Some triples of a batch got no verdict (the endpoint failed); the rest were saved."""
-
-
-def heartbeat_seconds() -> float:
-    return float(getattr(settings, "JUDGE_HEARTBEAT_SECONDS", 30))
-
-
-def stale_after() -> timedelta:
-    """A claim whose heartbeat is older than this belongs to a dead worker."""
-    return timedelta(seconds=float(getattr(settings, "JUDGE_CLAIM_STALE_SECONDS", 120)))
 
 
 # --- configurations -------------------------------------------------------------------------
@@ -192,7 +182,7 @@ def run_create(
     )
     run_plan_batches(run=run)
     if enqueue:
-        _enqueue_on_commit(run.pk)
+        RUNS.send_on_commit(run.pk)
     return run
 
 
@@ -204,84 +194,21 @@ def run_plan_batches(*, run: JudgeRun) -> int:
     ids = list(scope_triples(run.scope, run.kind).values_list("pk", flat=True))
     if run.scope.get("limit"):
         ids = ids[: int(run.scope["limit"])]
-    size = max(1, run.config.batch_size)
-    starts = range(0, len(ids), size)
-    # Sent by run_create / run_resume once the run commits, not here.
-    jobs = enqueue_many(
-        JobKind.JUDGE_BATCH,
-        [{"run": run.pk, "number": n} for n in range(len(starts))],
-        user=run.created_by,
-        send=False,
-    )
-    JudgeBatch.objects.bulk_create(
-        JudgeBatch(run=run, job=job, number=n, triple_ids=ids[start : start + size])
-        for n, (start, job) in enumerate(zip(starts, jobs, strict=True))
-    )
     # A pairwise run's unit of work is a call: one per (triple, template).
     total = len(ids) * (len(run.templates) if run.is_pairwise else 1)
-    JudgeRun.objects.filter(pk=run.pk).update(total=total)
-    run.total = total
-    if not ids:
-        JudgeRun.objects.filter(pk=run.pk).update(status=RunStatus.DONE, finished_at=timezone.now())
-        run.status = RunStatus.DONE
-    return (len(ids) + size - 1) // size
+    # Sent by run_create / run_resume once the run commits, not here.
+    return RUNS.plan(run, ids, size=run.config.batch_size, total=total)
 
 
-def _batch_jobs(run_id: int) -> Any:
-    return Job.objects.filter(kind=JobKind.JUDGE_BATCH, judge_batch__run_id=run_id)
-
-
-@transaction.atomic
 def run_cancel(*, run: JudgeRun) -> None:
     """Stop a run: queued batches are cancelled; a batch being judged still saves its results."""
-    JudgeRun.objects.filter(pk=run.pk).update(
-        cancelled=True, status=RunStatus.CANCELLED, finished_at=timezone.now()
-    )
-    _batch_jobs(run.pk).filter(status=JobStatus.QUEUED).update(status=JobStatus.CANCELLED)
-    run.refresh_from_db()
+    RUNS.cancel(run=run)
 
 
-@transaction.atomic
 def run_resume(*, run: JudgeRun, stale: timedelta | None = None) -> int:
-    """Resume a cancelled, failed or stalled run: re-queue every batch that is not done.
-
-    Failed and cancelled batches, and batches whose claim went stale, are reset and queued again
-    at once (not left to the beat's sweeper, which runs every few minutes). A batch still being
-    judged by a live worker is sent too; its task does nothing while the claim is fresh, and the
-    sweeper re-sends it should that worker die. Returns the number of batches queued.
-    """
-    now = timezone.now()
-    stale_before = now - (stale if stale is not None else stale_after())
-    jobs = _batch_jobs(run.pk)
-    jobs.filter(
-        Q(status__in=[JobStatus.FAILED, JobStatus.CANCELLED])
-        | Q(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before)
-    ).update(status=JobStatus.QUEUED, heartbeat_at=None)
-    JudgeRun.objects.filter(pk=run.pk).update(
-        cancelled=False,
-        status=RunStatus.RUNNING,
-        started_at=now,
-        finished_at=None,
-        done_at_start=F("done"),
-        message="",
-    )
-    pending = list(jobs.exclude(status=JobStatus.DONE).values_list("pk", flat=True))
-    if not pending:
-        _run_finish_if_complete(run.pk)
-    else:
-        _enqueue_on_commit(run.pk)
-    run.refresh_from_db()
-    return len(pending)
-
-
-def _enqueue_on_commit(run_id: int) -> None:
-    def send() -> None:
-        for job_id in (
-            _batch_jobs(run_id).exclude(status=JobStatus.DONE).values_list("pk", flat=True)
-        ):
-            job_send(job_id, JobKind.JUDGE_BATCH)
-
-    transaction.on_commit(send)
+    """Resume a cancelled, failed or stalled run: re-queue every batch that is not done
+    (jobs.batched.BatchedRuns.resume). Returns the number of batches queued."""
+    return RUNS.resume(run=run, stale=stale)
 
 
 # --- batches --------------------------------------------------------------------------------
@@ -337,120 +264,87 @@ def build_items(config: JudgeConfig, triples: Sequence[Triple]) -> list[JudgeIte
     return items
 
 
-def batch_judge(ctx: JobContext, *, backend_factory: Callable[[JudgeRun], JudgeBackend]) -> None:
-    """The body of a judge batch's job: judge its triples not yet judged and write the results
-    in one go. The backend is only asked for when there is work, so a duplicate never loads a
-    model. Raises BatchIncomplete when some triples got no verdict (the job retries or fails)."""
-    batch = JudgeBatch.objects.select_related("run__config").get(job_id=ctx.job.pk)
-    run = batch.run
-    if run.cancelled:
-        # Claimed in the moment the run was cancelled: give the job up as cancelled.
-        Job.objects.filter(pk=ctx.job.pk, attempts=ctx.attempt).update(status=JobStatus.CANCELLED)
-        return
-    if run.is_pairwise:
-        _batch_judge_pairwise(ctx, batch, run, backend_factory)
-        return
-    judged = set(
-        JudgeEstimate.objects.filter(run=run, triple_id__in=batch.triple_ids).values_list(
-            "triple_id", flat=True
+class _Judging:
+    """Judging's part of a batched run (jobs.batched): a pointwise run judges each triple once,
+    a side-by-side run asks each (triple, template) once."""
+
+    job_kind = JobKind.JUDGE_BATCH
+    run_model = JudgeRun
+    batch_model = JudgeBatch
+    ids_field = "triple_ids"
+    job_related = "judge_batch"
+    incomplete = BatchIncomplete
+
+    def todo(self, run: JudgeRun, batch: JudgeBatch) -> list[Any]:
+        if run.is_pairwise:
+            return list(pairwise.todo_items(run, batch.triple_ids))
+        judged = set(
+            JudgeEstimate.objects.filter(run=run, triple_id__in=batch.triple_ids).values_list(
+                "triple_id", flat=True
+            )
         )
-    )
-    todo = [tid for tid in batch.triple_ids if tid not in judged]
-    started = time.monotonic()
-    outputs: list[JudgeOutput] = []
-    if todo:
+        return [tid for tid in batch.triple_ids if tid not in judged]
+
+    def build_items(self, run: JudgeRun, todo: list[Any]) -> list[JudgeItem]:
+        if run.is_pairwise:
+            return list(pairwise.build_items(run, todo))
         triples = list(
             Triple.objects.filter(pk__in=todo)
             .select_related("answer__instruction", "criterion", "rubric")
             .order_by("answer_id", "position", "id")
         )
-        items = build_items(run.config, triples)
-        # A model call can take minutes, longer than the staleness limit: beat from a thread.
-        with ctx.heartbeat(heartbeat_seconds()):
-            outputs = list(backend_factory(run).judge(items))
-    error = _batch_write(batch, run, todo, outputs, time.monotonic() - started)
-    if error:
-        raise BatchIncomplete(error)
+        return build_items(run.config, triples)
+
+    def answer(self, backend: JudgeBackend, items: list[JudgeItem]) -> list[JudgeOutput]:
+        return list(backend.judge(items))
+
+    def write(
+        self, run: JudgeRun, todo: list[Any], items: list[JudgeItem], outputs: list[JudgeOutput]
+    ) -> str:
+        if run.is_pairwise:
+            return _write_pairwise(run, todo, items, outputs)
+        return _write_pointwise(run, todo, outputs)
+
+    def refresh_counters(self, run_id: int) -> None:
+        _run_refresh_counters(run_id)
+
+    def resume_fields(self) -> dict[str, Any]:
+        # Throughput is measured from the restart.
+        return {"started_at": timezone.now(), "done_at_start": F("done")}
+
+    def finished(self, run_id: int) -> None:
+        # The run's judging is over (done, or failed with what it judged): its report is
+        # computed now, once the finishing transaction has committed.
+        report_request(run_id)
+        for finished_hook in hooks.run_finished:
+            # The run's end is committed (autocommit here): a hook reads it. A hook's failure
+            # must not fail the batch that happened to be last; its owner can finish later
+            # (a submission's page does).
+            try:
+                finished_hook(run_id)
+            except Exception:
+                logger.exception("run %s: the run_finished hook %r failed", run_id, finished_hook)
 
 
-def _batch_judge_pairwise(
-    ctx: JobContext,
-    batch: JudgeBatch,
-    run: JudgeRun,
-    backend_factory: Callable[[JudgeRun], JudgeBackend],
-) -> None:
-    """batch_judge for a side-by-side run: one call per (triple, template) not yet answered,
-    written in one transaction (unique per run, triple and template)."""
-    calls = pairwise.todo_items(run, batch.triple_ids)
-    started = time.monotonic()
-    outputs: list[JudgeOutput] = []
-    items: dict[str, JudgeItem] = {}
-    if calls:
-        items = {it.item_id: it for it in pairwise.build_items(run, calls)}
-        with ctx.heartbeat(heartbeat_seconds()):
-            outputs = list(backend_factory(run).judge(list(items.values())))
-    rows, transport_errors = [], []
-    for out in outputs:
-        item = items.get(out.item_id)
-        if item is None:
-            continue
-        if not out.raw_text and (out.parse.error or "").startswith(REQUEST_FAILED):
-            transport_errors.append(out.parse.error or "")  # not an answer: asked again later
-            continue
-        # The backend's own parse is POLLUX's; the label is read by the REPA parser.
-        rows.append(
-            pairwise.estimate_from_output(
-                run,
-                item,
-                out.raw_text,
-                prompt_tokens=out.prompt_tokens,
-                generated_tokens=out.generated_tokens,
-                seconds=out.seconds,
-            )
-        )
-    with transaction.atomic():
-        PairwiseJudgeEstimate.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
-        JudgeBatch.objects.filter(pk=batch.pk).update(seconds=time.monotonic() - started)
-        _run_refresh_counters(run.pk)
-    missing = len(calls) - len(rows)
-    if missing:
-        error = f"no answer for {missing} calls"
-        if transport_errors:
-            error += f" ({transport_errors[0][:500]})"
-        raise BatchIncomplete(error)
+RUNS: BatchedRuns[JudgeRun, JudgeBatch, JudgeBackend, JudgeItem, JudgeOutput] = BatchedRuns(
+    _Judging()
+)
 
 
-def batch_after(job: Job) -> None:
-    """A batch's job finished (done or failed): its run may be complete."""
-    run_id = JudgeBatch.objects.values_list("run_id", flat=True).filter(job_id=job.pk).first()
-    if run_id is not None:
-        _run_finish_if_complete(run_id)
+def _transport_error(out: JudgeOutput) -> bool:
+    """The endpoint never answered: not a verdict, so not stored; the batch fails and a retry
+    or resume asks again (a stored failure would be skipped forever)."""
+    return not out.raw_text and (out.parse.error or "").startswith(REQUEST_FAILED)
 
 
-def batch_execute(
-    *, batch_id: int, backend_factory: Callable[[JudgeRun], JudgeBackend]
-) -> ClaimResult:
-    """Run one batch's job here, through the job skeleton (inline runs, tests): "claimed" when
-    this call judged it, "busy" when a live worker holds it, "gone" when it is finished or
-    cancelled."""
-    job_id = JudgeBatch.objects.values_list("job_id", flat=True).get(pk=batch_id)
-    outcome = job_run(
-        job_id,
-        partial(batch_judge, backend_factory=backend_factory),
-        stale_after=stale_after(),
-        after=batch_after,
-    )
-    return outcome if outcome in ("busy", "gone") else "claimed"  # type: ignore[return-value]
+def _with_cause(error: str, transport_errors: list[str]) -> str:
+    """A batch's error, with the first transport error as its cause."""
+    if error and transport_errors:
+        error += f" ({transport_errors[0][:500]})"
+    return error
 
 
-@transaction.atomic
-def _batch_write(
-    batch: JudgeBatch,
-    run: JudgeRun,
-    todo: list[int],
-    outputs: list[JudgeOutput],
-    seconds: float,
-) -> str:
+def _write_pointwise(run: JudgeRun, todo: list[int], outputs: list[JudgeOutput]) -> str:
     """Save the verdicts; returns the batch's error ("" when every triple got a verdict)."""
     wanted = set(todo)
     rows = []
@@ -460,9 +354,7 @@ def _batch_write(
         if triple_id not in wanted:
             continue
         parse = out.parse
-        if not out.raw_text and (parse.error or "").startswith(REQUEST_FAILED):
-            # The endpoint never answered: not a verdict, so not stored; the batch fails and
-            # a retry or resume asks again (a stored failure would be skipped forever).
+        if _transport_error(out):
             transport_errors.append(parse.error or "")
             continue
         ok = bool(parse.ok and parse.score is not None)
@@ -484,15 +376,60 @@ def _batch_write(
     # ignore_conflicts: a stale claim taken over while the first worker still finished writes
     # the same triples; the unique (run, triple) keeps the first estimate.
     JudgeEstimate.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
-    JudgeBatch.objects.filter(pk=batch.pk).update(seconds=seconds)
     missing = wanted - {r.triple_id for r in rows}
-    error = ""
-    if missing:
-        error = f"no verdict for {len(missing)} triples"
-        if transport_errors:
-            error += f" ({transport_errors[0][:500]})"
-    _run_refresh_counters(run.pk)
-    return error
+    return _with_cause(
+        f"no verdict for {len(missing)} triples" if missing else "", transport_errors
+    )
+
+
+def _write_pairwise(
+    run: JudgeRun, calls: list[Any], items: list[JudgeItem], outputs: list[JudgeOutput]
+) -> str:
+    """Save a side-by-side batch's labels (unique per run, triple and template); the label is
+    read by the REPA parser, not the backend's POLLUX parse."""
+    by_id = {it.item_id: it for it in items}
+    rows, transport_errors = [], []
+    for out in outputs:
+        item = by_id.get(out.item_id)
+        if item is None:
+            continue
+        if _transport_error(out):
+            transport_errors.append(out.parse.error or "")  # not an answer: asked again later
+            continue
+        rows.append(
+            pairwise.estimate_from_output(
+                run,
+                item,
+                out.raw_text,
+                prompt_tokens=out.prompt_tokens,
+                generated_tokens=out.generated_tokens,
+                seconds=out.seconds,
+            )
+        )
+    PairwiseJudgeEstimate.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
+    missing = len(calls) - len(rows)
+    return _with_cause(f"no answer for {missing} calls" if missing else "", transport_errors)
+
+
+def batch_judge(ctx: JobContext, *, backend_factory: Callable[[JudgeRun], JudgeBackend]) -> None:
+    """The body of a judge batch's job (jobs.batched.BatchedRuns.batch_body): judge what the
+    batch has not judged yet; raises BatchIncomplete when some got no verdict."""
+    RUNS.batch_body(ctx, backend_factory=backend_factory)
+
+
+def batch_after(job: Job) -> None:
+    """A batch's job finished (done or failed): its run may be complete."""
+    RUNS.batch_after(job)
+
+
+def batch_execute(
+    *, batch_id: int, backend_factory: Callable[[JudgeRun], JudgeBackend]
+) -> ClaimResult:
+    """Run one batch's job here, through the job skeleton (inline runs, tests): "claimed" when
+    this call judged it, "busy" when a live worker holds it, "gone" when it is finished or
+    cancelled."""
+    outcome = RUNS.batch_execute(batch_id=batch_id, backend_factory=backend_factory)
+    return outcome if outcome in ("busy", "gone") else "claimed"  # type: ignore[return-value]
 
 
 def _run_refresh_counters(run_id: int) -> None:
@@ -514,51 +451,11 @@ def _run_refresh_counters(run_id: int) -> None:
     )
 
 
-def _run_finish_if_complete(run_id: int) -> None:
-    _run_refresh_counters(run_id)
-    jobs = _batch_jobs(run_id)
-    if jobs.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).exists():
-        return
-    failed = jobs.filter(status=JobStatus.FAILED).count()
-    # Only a running run is finished here: a cancelled one stays cancelled.
-    finished = JudgeRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-        status=RunStatus.FAILED if failed else RunStatus.DONE,
-        finished_at=timezone.now(),
-        message=f"{failed} batches failed; resume the run to retry them" if failed else "",
-    )
-    if finished:
-        # The run's judging is over (done, or failed with what it judged): its report is
-        # computed now, once the finishing transaction has committed.
-        report_request(run_id)
-        for finished_hook in hooks.run_finished:
-            # The run's end is committed (autocommit here): a hook reads it. A hook's failure
-            # must not fail the batch that happened to be last; its owner can finish later
-            # (a submission's page does).
-            try:
-                finished_hook(run_id)
-            except Exception:
-                logger.exception("run %s: the run_finished hook %r failed", run_id, finished_hook)
-
-
 def run_execute_inline(
     *, run: JudgeRun, backend_factory: Callable[[JudgeRun], JudgeBackend]
 ) -> JudgeRun:
     """Judge every open batch in this process (management command --wait, demo, tests)."""
-    for batch_id, job_id in (
-        JudgeBatch.objects.filter(run=run)
-        .exclude(job__status=JobStatus.DONE)
-        .order_by("number")
-        .values_list("pk", "job_id")
-    ):
-        Job.objects.filter(pk=job_id, status=JobStatus.FAILED).update(status=JobStatus.QUEUED)
-        if JudgeRun.objects.filter(pk=run.pk, cancelled=True).exists():
-            break
-        try:
-            batch_execute(batch_id=batch_id, backend_factory=backend_factory)
-        except BatchIncomplete:
-            continue  # recorded on the batch's job; the run ends failed and can be resumed
-    run.refresh_from_db()
-    return run
+    return RUNS.execute_inline(run=run, backend_factory=backend_factory)
 
 
 def run_throughput(run: JudgeRun) -> float | None:

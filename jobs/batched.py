@@ -1,0 +1,298 @@
+"""Batched runs, written once: the life of a judge run and of a generation run.
+
+A run is split into batches; each batch is a Job (jobs.services: one claim by compare-and-set,
+a heartbeat that a stale claim may be taken over by, retries, the stale-job sweeper) and a row
+of the purpose's batch model naming the run, its number and the ids it covers. A batch does
+only what it has not done yet and writes its results in one transaction against the purpose's
+unique keys, so a worker killed mid-batch loses only that batch's unfinished work and a retried
+or duplicated task never does anything twice. Counters are recounted from the results, never
+incremented.
+
+What differs between judging and generation is a :class:`BatchWork`: which job kind and models
+the batches use, what a batch still has to do, the items it sends to the backend, how the
+backend is called and how its outputs are written. :class:`BatchedRuns` is the rest: planning,
+sending on commit, the batch's body, finishing, cancelling, resuming, inline execution.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from functools import partial
+from typing import Any, Generic, Protocol, TypeVar
+
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from jobs.models import Job, JobStatus
+from jobs.services import JobContext, enqueue_many, job_run, job_send
+
+# A run's status values (the purposes' RunStatus choices share them).
+RUNNING, DONE, CANCELLED, FAILED = "running", "done", "cancelled", "failed"
+
+RunT = TypeVar("RunT", bound=models.Model)
+BatchT = TypeVar("BatchT", bound=models.Model)
+BackendT = TypeVar("BackendT")
+BackendT_contra = TypeVar("BackendT_contra", contravariant=True)
+ItemT = TypeVar("ItemT")
+OutputT = TypeVar("OutputT")
+
+
+def heartbeat_seconds() -> float:
+    """How often a batch's owner beats while the backend works."""
+    return float(getattr(settings, "JUDGE_HEARTBEAT_SECONDS", 30))
+
+
+def stale_after() -> timedelta:
+    """A claim whose heartbeat is older than this belongs to a dead worker."""
+    return timedelta(seconds=float(getattr(settings, "JUDGE_CLAIM_STALE_SECONDS", 120)))
+
+
+class BatchWork(Protocol[RunT, BatchT, BackendT_contra, ItemT, OutputT]):
+    """What judging or generation adds to a batched run."""
+
+    @property
+    def job_kind(self) -> str:
+        """The JobKind of its batches."""
+        ...
+
+    @property
+    def run_model(self) -> type[RunT]:
+        """The run: `config`, `status`, `cancelled`, `total`, `finished_at`, `message`."""
+        ...
+
+    @property
+    def batch_model(self) -> type[BatchT]:
+        """The batch: `run`, `job` (one-to-one), `number`, `seconds` and `ids_field`."""
+        ...
+
+    @property
+    def ids_field(self) -> str:
+        """The batch's JSON list of the ids it covers ("triple_ids")."""
+        ...
+
+    @property
+    def job_related(self) -> str:
+        """The batch's related name on Job ("judge_batch")."""
+        ...
+
+    @property
+    def incomplete(self) -> type[Exception]:
+        """Raised when some of a batch got no result (the job retries, then fails)."""
+        ...
+
+    def todo(self, run: RunT, batch: BatchT) -> list[Any]:
+        """What the batch has still to do (its ids, or calls, with no result in the run)."""
+        ...
+
+    def build_items(self, run: RunT, todo: list[Any]) -> list[ItemT]:
+        """The backend's items for `todo`."""
+        ...
+
+    def answer(self, backend: BackendT_contra, items: list[ItemT]) -> list[OutputT]:
+        """Ask the backend (judge or generate)."""
+        ...
+
+    def write(self, run: RunT, todo: list[Any], items: list[ItemT], outputs: list[OutputT]) -> str:
+        """Store the outputs (inside the batch's transaction); returns the batch's error, ""
+        when everything in `todo` got a result."""
+        ...
+
+    def refresh_counters(self, run_id: int) -> None:
+        """Recount the run's counters from its results."""
+        ...
+
+    def resume_fields(self) -> dict[str, Any]:
+        """The run's fields to set when it is resumed, besides its status."""
+        ...
+
+    def finished(self, run_id: int) -> None:
+        """The run has just finished (done or failed), committed."""
+        ...
+
+
+class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
+    """The life cycle of the runs of one BatchWork."""
+
+    def __init__(self, work: BatchWork[RunT, BatchT, BackendT, ItemT, OutputT]) -> None:
+        self.work = work
+
+    # --- planning and sending ---------------------------------------------------------------
+
+    def plan(self, run: RunT, ids: Sequence[int], *, size: int, total: int) -> int:
+        """Create the run's batches of `size` ids (a job each, sent by `send_on_commit`) and
+        record its total; a run with nothing to do is done at once. Returns the batch count."""
+        work = self.work
+        size = max(1, size)
+        starts = range(0, len(ids), size)
+        jobs = enqueue_many(
+            work.job_kind,
+            [{"run": run.pk, "number": n} for n in range(len(starts))],
+            user=getattr(run, "created_by", None),
+            send=False,
+        )
+        work.batch_model._default_manager.bulk_create(
+            work.batch_model(run=run, job=job, number=n, **{work.ids_field: ids[s : s + size]})
+            for n, (s, job) in enumerate(zip(starts, jobs, strict=True))
+        )
+        fields: dict[str, Any] = {"total": total}
+        if not ids:
+            fields.update(status=DONE, finished_at=timezone.now())
+        work.run_model._default_manager.filter(pk=run.pk).update(**fields)
+        for name, value in fields.items():
+            setattr(run, name, value)
+        return len(starts)
+
+    def batch_jobs(self, run_id: int) -> QuerySet[Job]:
+        return Job.objects.filter(
+            kind=self.work.job_kind, **{f"{self.work.job_related}__run_id": run_id}
+        )
+
+    def send_on_commit(self, run_id: int) -> None:
+        """Send the run's batches that are not done once the current transaction commits."""
+
+        def send() -> None:
+            pending = self.batch_jobs(run_id).exclude(status=JobStatus.DONE)
+            for job_id in pending.values_list("pk", flat=True):
+                job_send(job_id, self.work.job_kind)
+
+        transaction.on_commit(send)
+
+    # --- cancel and resume ------------------------------------------------------------------
+
+    def cancel(self, *, run: RunT) -> None:
+        """Stop a run: queued batches are cancelled; a batch being worked on still saves."""
+        with transaction.atomic():
+            self.work.run_model._default_manager.filter(pk=run.pk).update(
+                cancelled=True, status=CANCELLED, finished_at=timezone.now()
+            )
+            self.batch_jobs(run.pk).filter(status=JobStatus.QUEUED).update(
+                status=JobStatus.CANCELLED
+            )
+            run.refresh_from_db()
+
+    def resume(self, *, run: RunT, stale: timedelta | None = None) -> int:
+        """Resume a cancelled, failed or stalled run: re-queue every batch that is not done.
+
+        Failed and cancelled batches, and batches whose claim went stale, are reset and queued
+        again at once (not left to the beat's sweeper, which runs every few minutes). A batch
+        still held by a live worker is sent too; its task does nothing while the claim is
+        fresh, and the sweeper re-sends it should that worker die. Returns the number of
+        batches queued.
+        """
+        with transaction.atomic():
+            stale_before = timezone.now() - (stale if stale is not None else stale_after())
+            jobs = self.batch_jobs(run.pk)
+            jobs.filter(
+                Q(status__in=[JobStatus.FAILED, JobStatus.CANCELLED])
+                | Q(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before)
+            ).update(status=JobStatus.QUEUED, heartbeat_at=None)
+            self.work.run_model._default_manager.filter(pk=run.pk).update(
+                cancelled=False,
+                status=RUNNING,
+                finished_at=None,
+                message="",
+                **self.work.resume_fields(),
+            )
+            pending = list(jobs.exclude(status=JobStatus.DONE).values_list("pk", flat=True))
+            if pending:
+                self.send_on_commit(run.pk)
+            else:
+                self.finish_if_complete(run.pk)
+            run.refresh_from_db()
+            return len(pending)
+
+    # --- a batch ----------------------------------------------------------------------------
+
+    def batch_body(self, ctx: JobContext, *, backend_factory: Callable[[RunT], BackendT]) -> None:
+        """The body of a batch's job: do what the batch has not done yet and write the results
+        in one transaction. The backend is asked for only when there is work, so a duplicate
+        never loads a model. Raises the work's `incomplete` when something got no result."""
+        work = self.work
+        batch = work.batch_model._default_manager.select_related("run__config").get(
+            job_id=ctx.job.pk
+        )
+        run: RunT = batch.run  # type: ignore[attr-defined]
+        if run.cancelled:  # type: ignore[attr-defined]
+            # Claimed in the moment the run was cancelled: give the job up as cancelled.
+            Job.objects.filter(pk=ctx.job.pk, attempts=ctx.attempt).update(
+                status=JobStatus.CANCELLED
+            )
+            return
+        todo = work.todo(run, batch)
+        started = time.monotonic()
+        items: list[ItemT] = []
+        outputs: list[OutputT] = []
+        if todo:
+            items = work.build_items(run, todo)
+            # A model call can take minutes, longer than the staleness limit: beat from a thread.
+            with ctx.heartbeat(heartbeat_seconds()):
+                outputs = work.answer(backend_factory(run), items)
+        seconds = time.monotonic() - started
+        with transaction.atomic():
+            error = work.write(run, todo, items, outputs)
+            work.batch_model._default_manager.filter(pk=batch.pk).update(seconds=seconds)
+            work.refresh_counters(run.pk)
+        if error:
+            raise work.incomplete(error)
+
+    def batch_after(self, job: Job) -> None:
+        """A batch's job finished (done or failed): its run may be complete."""
+        manager = self.work.batch_model._default_manager
+        run_id = manager.values_list("run_id", flat=True).filter(job_id=job.pk).first()
+        if run_id is not None:
+            self.finish_if_complete(run_id)
+
+    def batch_execute(self, *, batch_id: int, backend_factory: Callable[[RunT], BackendT]) -> str:
+        """Run one batch's job here, through the job skeleton (inline runs, tests); returns
+        job_run's outcome ("busy" when a live worker holds it, "gone" when it is finished)."""
+        manager = self.work.batch_model._default_manager
+        job_id = manager.values_list("job_id", flat=True).get(pk=batch_id)
+        return job_run(
+            job_id,
+            partial(self.batch_body, backend_factory=backend_factory),
+            stale_after=stale_after(),
+            after=self.batch_after,
+        )
+
+    # --- the run's end ----------------------------------------------------------------------
+
+    def finish_if_complete(self, run_id: int) -> None:
+        """Recount; when no batch is queued or running, a running run ends done, or failed
+        when some batch failed (resuming retries those)."""
+        self.work.refresh_counters(run_id)
+        jobs = self.batch_jobs(run_id)
+        if jobs.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).exists():
+            return
+        failed = jobs.filter(status=JobStatus.FAILED).count()
+        # Only a running run is finished here: a cancelled one stays cancelled.
+        finished = self.work.run_model._default_manager.filter(pk=run_id, status=RUNNING).update(
+            status=FAILED if failed else DONE,
+            finished_at=timezone.now(),
+            message=f"{failed} batches failed; resume the run to retry them" if failed else "",
+        )
+        if finished:
+            self.work.finished(run_id)
+
+    def execute_inline(self, *, run: RunT, backend_factory: Callable[[RunT], BackendT]) -> RunT:
+        """Do every open batch in this process (management commands' --wait, the demo, tests)."""
+        batches = (
+            self.work.batch_model._default_manager.filter(run=run)
+            .exclude(job__status=JobStatus.DONE)
+            .order_by("number")
+            .values_list("pk", "job_id")
+        )
+        runs = self.work.run_model._default_manager
+        for batch_id, job_id in batches:
+            Job.objects.filter(pk=job_id, status=JobStatus.FAILED).update(status=JobStatus.QUEUED)
+            if runs.filter(pk=run.pk, cancelled=True).exists():
+                break
+            try:
+                self.batch_execute(batch_id=batch_id, backend_factory=backend_factory)
+            except self.work.incomplete:
+                continue  # recorded on the batch's job; the run ends failed and can be resumed
+        run.refresh_from_db()
+        return run
