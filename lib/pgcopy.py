@@ -12,7 +12,8 @@ Two encodings of the same rows (`method`):
 - "numpy" (the default): every field is fixed-width or padded, so a whole chunk is laid out by
   one numpy structured array and nothing is formatted per row in Python (`binary_copy_data`);
 - "rows": psycopg's own binary path, `copy.set_types([...])` and `copy.write_row(row)`.
-docs/raw/benchmarks-history.md compares them on the assignments build (the numpy layout is the faster).
+docs/raw/benchmarks-history.md compares them on the assignments build (the numpy layout is the
+faster).
 
 `ThreadedCopyWriter` runs such writes from a second thread on the caller's connection, so a
 pure-Python producer and PostgreSQL's COPY work overlap on two cores.
