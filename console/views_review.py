@@ -88,19 +88,39 @@ def _page(
 
 
 def _selected_estimate(request: HttpRequest, nav: dict[str, Any] | None) -> int | None:
-    """The estimate the keyboard's accept and send back act on first (the queue row's)."""
-    if nav is None:
-        return None
+    """The estimate the keyboard's accept and send back act on first: the queue row's, or the
+    one after the estimate just reviewed."""
     return parse_id(request.GET.get("estimate"))
 
 
-def _back_to_review(request: HttpRequest, panel: Panel, answer: Answer) -> HttpResponse:
-    """The review page again, still at its place in the queue it was opened from."""
+def _next_estimate(panel: Panel, answer: Answer, after: Estimate) -> tuple[int, int]:
+    """(estimate, triple) the keyboard moves on to once `after` is reviewed: the next estimate
+    of the same answer the panel may review, in the page's order (`after` when it is the last)."""
+    cells = [
+        (cell.estimate_id, row.triple_id)
+        for row in review_selectors.answer_review(panel, answer)
+        for cell in row.cells
+        if cell.reviewable
+    ]
+    ids = [estimate for estimate, _triple in cells]
+    if after.pk in ids and ids.index(after.pk) + 1 < len(ids):
+        return cells[ids.index(after.pk) + 1]
+    return after.pk, after.triple_id
+
+
+def _back_to_review(
+    request: HttpRequest, panel: Panel, answer: Answer, reviewed: Estimate | None = None
+) -> HttpResponse:
+    """The review page again, still at its place in the queue it was opened from, with the
+    next estimate of the answer selected and in view (the keyboard's a / s act on it)."""
     url = reverse("console_answer_review", args=[panel.pk, answer.pk])
     params = queue_params(request.GET, panel)
-    if params is not None:
-        url += "?" + queue_query(*params)
-    return redirect(url)
+    query = queue_query(*params) if params is not None else ""
+    if reviewed is not None:
+        estimate, triple = _next_estimate(panel, answer, reviewed)
+        query = "&".join(q for q in (query, f"estimate={estimate}") if q)
+        return redirect(f"{url}?{query}#triple-{triple}")
+    return redirect(f"{url}?{query}" if query else url)
 
 
 @login_required
@@ -147,7 +167,7 @@ def _review(request: HttpRequest, pk: int, estimate_id: int, accept: bool) -> Ht
     except review.ReviewRefused as exc:
         messages.error(request, str(exc))
         return _page(request, panel, answer, status=exc.status, form=form)
-    return _back_to_review(request, panel, answer)
+    return _back_to_review(request, panel, answer, reviewed=estimate)
 
 
 @login_required

@@ -3,6 +3,7 @@ next / previous within a queue, bounded queries and who may open them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -251,12 +252,33 @@ def test_next_and_previous_on_the_review_page_follow_the_queue(
 
     # Accepting from a queue comes back to the same place in it.
     estimate = Estimate.objects.filter(triple=triples[1], expert=personas.expert_a).get()
+    # The page's reviewable estimates in order, as the keyboard walks them.
+    page = client.get(review(material.answers[1]), {"queue": "low_confidence", "pos": "2"})
+    rows = re.findall(
+        r'<tr id="triple-(\d+)"(.*?)(?=<tr id="triple-|</tbody>)', page.content.decode(), re.S
+    )
+    order = [
+        (int(e), int(t))
+        for t, row in rows
+        for e in re.findall(r'data-estimate="(\d+)" data-reviewable="1"', row)
+    ]
+    at = [e for e, _t in order].index(estimate.pk)
+    assert at + 1 < len(order), order  # another estimate to move on to
+    following = order[at + 1]
     accept = reverse("console_estimate_accept", args=[panel.pk, estimate.pk])
     done = client.post(accept + "?queue=low_confidence&pos=2")
     assert done.status_code == HTTPStatus.FOUND
-    assert done["Location"] == review(material.answers[1]) + "?queue=low_confidence&pos=2"
+    # ... with the next estimate of the same answer selected and scrolled to, so the next a / s
+    # acts on the one after the estimate just accepted, not on another criterion.
+    assert done["Location"] == (
+        review(material.answers[1])
+        + f"?queue=low_confidence&pos=2&estimate={following[0]}#triple-{following[1]}"
+    )
     estimate.refresh_from_db()
     assert estimate.review_status == ReviewStatus.ACCEPTED
+    again = client.get(done["Location"].split("#")[0])
+    assert 'selected" data-code="' in again.content.decode()
+    assert again.context["selected_estimate"] == following[0]
 
 
 def test_the_experts_queue_keeps_its_expert_in_next_links(
