@@ -8,12 +8,15 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from django.db import IntegrityError, connection, transaction
 from django.utils.translation import gettext as _
 
 from taxonomy.models import Complexity
+
+if TYPE_CHECKING:
+    from material.readers import Table
 
 Progress = Callable[[int, int], None]
 
@@ -247,6 +250,24 @@ class Throttle:
         if force or done - self.last >= 10:
             self.last = done
             self.progress(min(done, PROGRESS_TOTAL), PROGRESS_TOTAL)
+
+
+class RowValidator(Protocol):
+    def add(self, number: int, row: dict[str, Any]) -> None: ...
+
+
+def rows_validated(
+    table: Table, validator: RowValidator, errors: Errors, report: ImportReport, notify: Throttle
+) -> None:
+    """Every row of the opened file through the validator (nothing written), the progress
+    within the read's share; a file without a data row is an error."""
+    for i, (number, row) in enumerate(table.rows, start=1):
+        report.rows += 1
+        validator.add(number, row)
+        if i % 500 == 0:
+            notify(int(READ_SHARE * table.fraction()))
+    if report.rows == 0 and not errors:
+        errors.add(None, None, "empty_file", _("The file has no data rows."))
 
 
 def write_all_or_nothing(write_locked: Callable[[], None], errors: Errors) -> None:

@@ -32,13 +32,13 @@ from material.import_common import (
     EXTENSIONS,
     MAX_ERRORS,
     PROGRESS_TOTAL,
-    READ_SHARE,
     Errors,
     ImportReport,
     Progress,
     Throttle,
     TooManyErrors,
     errors_summary,
+    rows_validated,
 )
 from material.readers import Table, open_table
 from material.validation import Catalogue, Validator
@@ -97,13 +97,7 @@ def _read(
         errors.add(table.header_row, column, "missing_column", _("The column is missing."))
     if errors:
         return None
-    for i, (number, row) in enumerate(table.rows, start=1):
-        report.rows += 1
-        validator.add(number, row)
-        if i % 500 == 0:
-            notify(int(READ_SHARE * table.fraction()))
-    if report.rows == 0 and not errors:
-        errors.add(None, None, "empty_file", _("The file has no data rows."))
+    rows_validated(table, validator, errors, report, notify)
     return validator
 
 

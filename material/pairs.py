@@ -45,6 +45,7 @@ from material.import_common import (
     TooManyErrors,
     chunks,
     errors_summary,
+    rows_validated,
     sha256_hex,
     write_all_or_nothing,
 )
@@ -493,13 +494,7 @@ def pairs_import(
         with _open(path, fmt, max_bytes, errors) as table:
             validator = _validator(table, max_text, errors)
             if table is not None and validator is not None:
-                for i, (number, row) in enumerate(table.rows, start=1):
-                    report.rows += 1
-                    validator.add(number, row)
-                    if i % 500 == 0:
-                        notify(int(READ_SHARE * table.fraction()))
-                if report.rows == 0 and not errors:
-                    errors.add(None, None, "empty_file", _("The file has no data rows."))
+                rows_validated(table, validator, errors, report, notify)
                 if not errors:
                     _write(validator, errors, report, notify)
     except TooManyErrors:
