@@ -5,7 +5,7 @@ json.loads alone is not total on hostile input. It recurses once per nesting lev
 nested lists raise RecursionError; an integer of more than 4,300 digits raises Python's
 int-string conversion ValueError (and one of 4,000 digits is read, slowly, into a number no
 field can hold); 1e400 is read as infinity and NaN as a float that no database stores. Each of
-these was a 500 somewhere. Here each is a `JSONLimitError` (a ValueError) whose message, in the
+these would be a 500. Here each is a `JSONLimitError` (a ValueError) whose message, in the
 user's language, names the limit broken: size, nesting depth, a number's digits or range, the
 NaN/Infinity constants, the encoding, or the position of a syntax error.
 

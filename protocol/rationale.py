@@ -109,7 +109,7 @@ class RationaleRule:
         conf = settings.POLLUX
         script = conf.get("RATIONALE_SCRIPT") or None
         if script is not None and script not in SCRIPT_RANGES:
-            script = None  # an unknown script cannot be checked (as before: no check)
+            script = None  # an unknown script cannot be checked: no script share is asked
         return cls(
             min_words=int(conf.get("RATIONALE_MIN_WORDS", 2)),
             script=script,
