@@ -26,6 +26,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Substr
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from dataset.models import (
     EXCLUDED_CRITICAL,
@@ -80,13 +81,33 @@ class Filters:
         )
 
 
+# The form's own words for its fields, so an error names what the person sees.
+FIELD_LABELS = {
+    "kind": gettext_lazy("Show"),
+    "task": gettext_lazy("Task"),
+    "complexity": gettext_lazy("Complexity"),
+    "style": gettext_lazy("Style"),
+    "panel": gettext_lazy("Panel"),
+    "status": gettext_lazy("Status"),
+    "conf_min": gettext_lazy("Confidence from"),
+    "conf_max": gettext_lazy("Confidence up to"),
+    "excluded": gettext_lazy("Exclusion reason"),
+    "model": gettext_lazy("Model"),
+    "before": gettext_lazy("Page"),
+}
+
+
+def _field_label(name: str) -> str:
+    return str(FIELD_LABELS.get(name, name))
+
+
 def _int(params: Any, name: str) -> int | None:
     raw = str(params.get(name, "") or "").strip()
     if not raw:
         return None
     value = parse_id(raw)
     if value is None:
-        raise FilterError(_("%(field)s: not an id.") % {"field": name})
+        raise FilterError(_("%(field)s: not an id.") % {"field": _field_label(name)})
     return value
 
 
@@ -96,16 +117,16 @@ def _confidence(params: Any, name: str) -> float | None:
         return None
     value = decimal_number(raw)
     if value is None:
-        raise FilterError(_("%(field)s: not a number.") % {"field": name})
+        raise FilterError(_("%(field)s: not a number.") % {"field": _field_label(name)})
     if not 0 <= value <= 1:
-        raise FilterError(_("%(field)s: between 0 and 1.") % {"field": name})
+        raise FilterError(_("%(field)s: between 0 and 1.") % {"field": _field_label(name)})
     return value
 
 
 def _choice(params: Any, name: str, allowed: tuple[str, ...]) -> str:
     raw = str(params.get(name, "") or "").strip()
     if raw and raw not in allowed:
-        raise FilterError(_("%(field)s: unknown value.") % {"field": name})
+        raise FilterError(_("%(field)s: unknown value.") % {"field": _field_label(name)})
     return raw
 
 

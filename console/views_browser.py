@@ -4,8 +4,10 @@ console/rules.py and panels/rules.py."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
@@ -27,11 +29,13 @@ PICKER_FIELDS = ("q", "answer", "references", "triple", "task")
 def data_browser(request: HttpRequest) -> HttpResponse:
     require(request.user, "panels.view_console")
     models_visible = allowed(request.user, "console.view_answer_model")
+    panels = panel_selectors.panels_for_user(request.user)
     try:
         filters = browser.parse_filters(request.GET, models_visible=models_visible)
     except browser.FilterError as exc:
-        return HttpResponseBadRequest(str(exc))
-    panels = panel_selectors.panels_for_user(request.user)
+        # The page with the reason where the results would be (the typed text stays in the
+        # form), not a bare error page.
+        return _render(request, panels, browser.Filters(), None, models_visible, str(exc), {})
     panel_ids: list[int] | None
     if filters.panel is not None:
         # Another panel does not exist for a supervisor: 404, as everywhere in the console.
@@ -51,12 +55,29 @@ def data_browser(request: HttpRequest) -> HttpResponse:
     base_query = params.urlencode()
     if page.next_before is not None:
         params["before"] = str(page.next_before)
+    queries = {
+        "first_query": base_query,
+        "next_query": params.urlencode() if page.next_before is not None else "",
+    }
+    return _render(request, panels, filters, page, models_visible, "", queries)
+
+
+def _render(
+    request: HttpRequest,
+    panels: Any,
+    filters: browser.Filters,
+    page: browser.Page | None,
+    models_visible: bool,
+    error: str,
+    queries: dict[str, str],
+) -> HttpResponse:
     return render(
         request,
         "console/browser.html",
         {
             "page": page,
             "f": filters,
+            "filter_error": error,
             "panels": panels.order_by("number"),
             "tasks": Task.objects.filter(is_leaf=True)
             .select_related("group", "parent__parent")
@@ -69,9 +90,9 @@ def data_browser(request: HttpRequest) -> HttpResponse:
             "language_models": LanguageModel.objects.order_by("name", "version")
             if models_visible
             else [],
-            "first_query": base_query,
-            "next_query": params.urlencode() if page.next_before is not None else "",
+            **queries,
         },
+        status=400 if error else 200,
     )
 
 

@@ -135,8 +135,12 @@ def test_triple_filters_on_the_verdict(personas: Personas, material: dict[str, A
     # Searching triples by their own id.
     assert sure.pk in found(q=str(sure.pk))
     # Bad input is a 400 naming the field, never a 500.
-    bad = client.get(url, {"conf_min": "2"})
+    bad = client.get(url, {"conf_min": "2"}, HTTP_ACCEPT_LANGUAGE="en")
     assert bad.status_code == 400 and b"conf_min" in bad.content
+    # The browser page itself, the reason where the results would be, in the form's words.
+    html = bad.content.decode()
+    assert 'id="browser-filters"' in html and 'id="browser-error"' in html
+    assert "Confidence from: between 0 and 1." in html
     assert client.get(url, {"status": "whatever"}).status_code == 400
     assert client.get(url, {"task": "abc"}).status_code == 400
 
