@@ -393,7 +393,7 @@ def attempt_continue(request: HttpRequest, pk: int) -> HttpResponse:
     if following:
         return redirect("assignment", pk=following)
     attempt.refresh_from_db()
-    if attempt.exam.is_practice and attempt.graded:
+    if attempt.is_practice and attempt.graded:
         return redirect("exam_attempt_result", pk=attempt.pk)
     if attempt.graded:
         messages.success(
@@ -426,7 +426,7 @@ def practice_feedback(request: HttpRequest, pk: int, assignment_id: int) -> Http
     """
     attempt = _own_attempt(request, pk)
     link = feedback.practice_link(attempt, assignment_id)
-    if link is None or not attempt.exam.is_practice:
+    if link is None or not attempt.is_practice:
         raise Http404
     continue_url = reverse("exam_attempt_continue", args=[attempt.pk]) + f"?after={assignment_id}"
     if link.assignment.status != AssignmentStatus.SUBMITTED:

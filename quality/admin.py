@@ -34,10 +34,12 @@ class ExamAdmin(admin.ModelAdmin):
 
 @admin.register(ExamAttempt)
 class ExamAttemptAdmin(admin.ModelAdmin):
-    list_display = ["expert", "exam", "number", "coefficient", "passed", "override_passed"]
+    list_display = ["expert", "exam", "number", "mode", "coefficient", "passed", "override_passed"]
     raw_id_fields = ["expert", "exam", "override_by"]
-    # Verdicts change through the console's override (which records who and why), not here.
+    # Verdicts change through the console's override (which records who and why), not here; the
+    # mode is the one the attempt was taken in.
     readonly_fields = [
+        "mode",
         "coefficient",
         "n_matched",
         "n_total",

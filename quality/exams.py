@@ -366,11 +366,16 @@ def exam_refusal(exam: Exam, expert: Expert, *, now: Any = None) -> str:
     attempts = list(
         ExamAttempt.objects.filter(expert=expert, exam__lineage=exam.lineage).order_by("-number")
     )
+    # One open round at a time, of either mode: a practice round shows references item by item,
+    # so one left open beside a qualifying round (of the same items) would be an answer key.
     if any(a.submitted_at is None for a in attempts):
         return _("Finish your current attempt first.")
     if exam.is_practice:
         # Practice grants nothing: as many rounds as the expert likes, no waiting.
         return ""
+    # Only qualifying rounds count: a practice one, even of this lineage before the exam was
+    # switched to qualifying, is neither an attempt used nor a reason to wait.
+    attempts = [a for a in attempts if not a.is_practice]
     if any(a.verdict for a in attempts):
         return _("You have already passed this exam.")
     if len(attempts) >= exam.max_attempts:
@@ -399,7 +404,7 @@ def exam_attempt_start(*, exam: Exam, expert: Expert, seed: int | None = None) -
     if refusal:
         raise ExamError(refusal)
     number = ExamAttempt.objects.filter(expert=expert, exam__lineage=exam.lineage).count() + 1
-    attempt = ExamAttempt.objects.create(exam=exam, expert=expert, number=number)
+    attempt = ExamAttempt.objects.create(exam=exam, expert=expert, number=number, mode=exam.mode)
     references: dict[int, list[ReferenceScore]] = defaultdict(list)
     for ref in ReferenceScore.objects.filter(item__exam=exam).select_related("criterion", "rubric"):
         references[ref.exam_item_id].append(ref)
@@ -508,7 +513,7 @@ def exam_on_assignment_submitted(assignment_id: int) -> None:
 
     row = (
         ExamAttemptItem.objects.filter(assignment_id=assignment_id)
-        .values_list("attempt_id", "attempt__exam__mode")
+        .values_list("attempt_id", "attempt__mode")
         .first()
     )
     if row is None:
@@ -671,7 +676,7 @@ def exam_attempt_grade(*, attempt_id: int) -> ExamAttempt:
     # A tiny epsilon: 7/10 must pass a 0.7 threshold despite binary floating point.
     # Practice has no verdict at all (None): it never grants, and _qualification_recompute and
     # exam_refusal read verdicts, so a practice round can never count as a pass.
-    practice = attempt.exam.is_practice
+    practice = attempt.is_practice
     attempt.passed = None if practice else attempt.coefficient + 1e-9 >= attempt.exam.pass_threshold
     attempt.submitted_at = timezone.now()
     attempt.save(update_fields=["n_total", "n_matched", "coefficient", "passed", "submitted_at"])
@@ -732,7 +737,7 @@ def exam_attempt_override(
     attempt = ExamAttempt.objects.select_for_update().select_related("exam").get(pk=attempt.pk)
     if not attempt.graded:
         raise ExamError(_("The attempt is not graded yet."))
-    if attempt.exam.is_practice:
+    if attempt.is_practice:
         raise ExamError(_("A practice round has no verdict to override."))
     before = attempt.verdict
     attempt.override_passed = passed

@@ -99,7 +99,7 @@ def practice_feedback(attempt: ExamAttempt, link: ExamAttemptItem) -> ItemFeedba
     (the candidate's result page). The caller checks the assignment is submitted: a reference
     shown before would be an answer key.
     """
-    if not attempt.exam.is_practice:
+    if not attempt.is_practice:
         raise ExamError(_("References are shown item by item in practice only."))
     if link.assignment.status != AssignmentStatus.SUBMITTED:
         raise ExamError(_("Answer the item first."))

@@ -286,8 +286,17 @@ class ReferenceLabel(models.Model):
 
 
 class ExamAttempt(models.Model):
+    """One expert's round of one exam version.
+
+    `mode` is the exam's mode when the round started, fixed for good: a practice round stays
+    practice (no verdict, never counted against the exam's attempts or retake wait) and a
+    qualifying one keeps its verdict and the qualification it gave, whatever mode the exam is
+    switched to later. Every rule about an attempt reads its own mode, never its exam's.
+    """
+
     exam = models.ForeignKey(Exam, on_delete=models.PROTECT, related_name="attempts")
     expert = models.ForeignKey(Expert, on_delete=models.CASCADE, related_name="exam_attempts")
+    mode = models.CharField(max_length=12, choices=ExamMode.choices)
     # 1, 2, ... across every version of the exam (retakes are counted per lineage).
     number = models.PositiveSmallIntegerField()
     started_at = models.DateTimeField(auto_now_add=True)
@@ -310,12 +319,19 @@ class ExamAttempt(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["exam", "expert", "number"], name="exam_attempt_number_unique"
-            )
+            ),
+            models.CheckConstraint(
+                condition=models.Q(mode__in=ExamMode.values), name="exam_attempt_mode_valid"
+            ),
         ]
         indexes = [models.Index(fields=["expert", "exam"])]
 
     def __str__(self) -> str:
         return f"attempt {self.number} of {self.expert} on {self.exam}"
+
+    @property
+    def is_practice(self) -> bool:
+        return self.mode == ExamMode.PRACTICE
 
     @property
     def graded(self) -> bool:

@@ -194,7 +194,7 @@ def exam_position(assignment_id: int) -> ExamPosition | None:
     link = (
         ExamAttemptItem.objects.filter(assignment_id=assignment_id)
         .select_related("attempt__exam")
-        .only("attempt_id", "attempt__exam__id", "attempt__exam__title", "attempt__exam__mode")
+        .only("attempt_id", "attempt__mode", "attempt__exam__id", "attempt__exam__title")
         .first()
     )
     if link is None:
@@ -218,7 +218,7 @@ def exam_position(assignment_id: int) -> ExamPosition | None:
         number=here + 1,
         total=len(ids),
         next_assignment_id=following,
-        practice=link.attempt.exam.is_practice,
+        practice=link.attempt.is_practice,
     )
 
 

@@ -23,10 +23,12 @@ from quality.exams import (
     exam_attempt_override,
     exam_attempt_start,
     exam_refusal,
+    exam_update,
 )
 from quality.feedback import practice_feedback, practice_link
 from quality.models import ExamAttempt
 from taxonomy.models import Criterion
+from taxonomy.services import criteria_for
 from tests.conftest import PASSWORD, Personas, make_expert
 from tests.quality.test_exams import _exam, _form_of, _pick, _take, _take_item
 from work.models import Estimate
@@ -209,3 +211,101 @@ def test_exam_and_practice_copies_stay_out_of_the_dataset(
     dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
     exported = pq.read_table(tmp_path / "ds" / "estimates.parquet").to_pandas()
     assert not set(exported["estimate_id"]) & {pk for pk, _t in ids}
+
+
+def _listing_row(client: Client, exam_pk: int) -> str:
+    """The candidate's exam list, the card of one exam only."""
+    html = client.get(reverse("my_exams")).content.decode()
+    start = html.index(f'id="exam-{exam_pk}"')
+    return html[start : html.index("</section>", start)]
+
+
+def test_a_practice_round_stays_practice_when_the_exam_turns_qualifying(
+    setup: Any, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    """The issue's case: 0.93 in practice, then the supervisor switches the exam to qualifying.
+    The round is not a failed attempt, uses none of the attempts and starts no retake wait."""
+    personas, answers, _c, candidate = setup
+    fourteen = [
+        x for x in criteria_for(answers[0].instruction) if x.rubric and x.rubric.values == [0, 1, 2]
+    ][:14]
+    assert len(fourteen) == 14
+    exam = _exam(personas, answers[:1], [(0, x, 2) for x in fourteen], mode="practice",
+                 max_attempts=1, retake_wait_hours=24)  # fmt: skip
+    scores = {x.pk: 2 for x in fourteen} | {fourteen[0].pk: 1}  # 13 of 14: 0.93
+    practice = _take(
+        exam_attempt_start(exam=exam, expert=candidate),
+        {0: scores},
+        django_capture_on_commit_callbacks,
+    )
+    assert practice.coefficient == pytest.approx(13 / 14) and practice.verdict is None
+
+    qualifying = exam_update(exam=exam, user=personas.supervisor_a, mode="qualifying")
+    practice.refresh_from_db()
+    assert qualifying.pk != exam.pk and practice.is_practice and practice.verdict is None
+    assert exam_refusal(qualifying, candidate) == ""
+    client = Client()
+    client.login(username="candidate", password=PASSWORD)
+    row = _listing_row(client, qualifying.pk)
+    assert "0.93" in row and 'attempt-mode">practice<' in row  # the round, marked so
+    assert "verdict failed" not in row and "verdict passed" not in row
+    assert "refusal" not in row and "Start the exam" in row
+    # The supervisor's list of attempts shows it as practice, with no verdict either.
+    sup = Client()
+    sup.login(username="sup_a", password=PASSWORD)
+    attempts = sup.get(reverse("console_exam", args=[qualifying.pk])).content.decode()
+    attempts = attempts[attempts.index('id="attempts"') :]
+    assert "attempt-mode" in attempts and "badge bad" not in attempts
+
+    started = client.post(reverse("exam_start", args=[qualifying.pk]))
+    assert started.status_code == HTTPStatus.FOUND
+    exam_round = ExamAttempt.objects.get(expert=candidate, exam=qualifying)
+    assert not exam_round.is_practice and exam_round.number == 2
+    exam_round = _take(exam_round, {0: scores}, django_capture_on_commit_callbacks)
+    assert exam_round.verdict is True
+    assert Membership.objects.get(expert=candidate, panel=personas.panel_a).qualified is True
+    row = _listing_row(client, qualifying.pk)
+    assert row.count("verdict passed") == 1 and "verdict failed" not in row
+
+
+def test_a_qualifying_attempt_keeps_its_verdict_when_the_exam_turns_practice(
+    setup: Any, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    personas, answers, c, candidate = setup
+    exam = _exam(personas, answers[:1], [(0, c["a"], 2)])
+    passed = _take(
+        exam_attempt_start(exam=exam, expert=candidate),
+        {0: {c["a"].pk: 2}},
+        django_capture_on_commit_callbacks,
+    )
+    membership = Membership.objects.get(expert=candidate, panel=personas.panel_a)
+    assert passed.verdict is True and membership.qualified is True
+
+    practice = exam_update(exam=exam, user=personas.supervisor_a, mode="practice")
+    passed.refresh_from_db()
+    assert practice.is_practice and not passed.is_practice and passed.verdict is True
+    # Practice is open to a candidate who passed; the round grants and takes nothing.
+    assert exam_refusal(practice, candidate) == ""
+    round_ = _take(
+        exam_attempt_start(exam=practice, expert=candidate),
+        {0: {c["a"].pk: 0}},
+        django_capture_on_commit_callbacks,
+    )
+    assert round_.is_practice and round_.coefficient == 0 and round_.verdict is None
+    membership.refresh_from_db()
+    assert membership.qualified is True
+    client = Client()
+    client.login(username="candidate", password=PASSWORD)
+    row = _listing_row(client, practice.pk)
+    assert row.count("verdict passed") == 1 and "verdict failed" not in row
+    assert 'attempt-mode">qualifying exam<' in row  # the earlier attempt, marked so
+    # The qualifying verdict stays the supervisor's to override, and with it the qualification.
+    sup = Client()
+    sup.login(username="sup_a", password=PASSWORD)
+    page = sup.get(reverse("console_attempt", args=[passed.pk])).content.decode()
+    assert "override-form" in page and "Practice: no verdict" not in page
+    exam_attempt_override(
+        attempt=passed, passed=False, reason="проверка", user=personas.supervisor_a
+    )
+    membership.refresh_from_db()
+    assert membership.qualified is False
