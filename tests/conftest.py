@@ -92,6 +92,19 @@ def _fresh_caches() -> None:
     clear_judge_backends()  # judge backends, by judge configuration id
 
 
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    """Each test starts in the settings' language: a request or a seed that activated Russian in
+    this thread would otherwise leave it to the next test (Django's translation state is
+    per thread, and the test client's requests run in the test's)."""
+    from django.conf import settings
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.deactivate()
+
+
 @pytest.fixture(scope="session")
 def stack() -> Iterator[Any]:
     """A private stack (tests/faults/stack.py: PostgreSQL, Redis, gunicorn, a Celery worker),

@@ -89,7 +89,8 @@ def test_a_returned_estimate_goes_back_to_its_expert_and_is_rescored(
     page.screenshot(path=str(tmp_path / "1-review-send-back.png"), full_page=True)
     send_back.locator("button").click()
     page.wait_for_load_state("networkidle")
-    assert page.url.endswith(review_url)
+    # Back on the answer's review page, the next estimate selected (issue #29 item 6).
+    assert review_url + "?estimate=" in page.url and "#triple-" in page.url
     page.screenshot(path=str(tmp_path / "2-review-returned.png"), full_page=True)
     estimate.refresh_from_db()
     assert estimate.review_status == ReviewStatus.RETURNED
