@@ -129,6 +129,13 @@
     if (k === "n" || k === "т") { if (pick("na")) e.preventDefault(); return; }
     if (k === "j" || k === "о") { e.preventDefault(); activate(active + 1, false); return; }
     if (k === "k" || k === "л") { e.preventDefault(); activate(active - 1, false); return; }
+    // Skip or flag: the form opens with its reason list focused (choose with the arrows, Tab to
+    // the buttons).
+    if (k === "f" || k === "а") {
+      const panel = document.getElementById("skip-flag");
+      if (panel) { e.preventDefault(); panel.open = true; document.getElementById("flag-reason").focus(); }
+      return;
+    }
     if (e.key === "Enter") { e.preventDefault(); textarea(blocks[active]).focus(); }
   });
 
