@@ -78,17 +78,20 @@ def classifier_entries(markup: Markup) -> list[dict[str, Any]]:
 def markup_page(request: HttpRequest, pk: int) -> HttpResponse:
     markup = _own_markup(request, pk)
     computed, differ = work.score_check(markup)
+    english = (get_language() or "ru").startswith("en")
     criteria = [
         {
-            "name": name,
-            "max": top,
-            "range": range(top + 1),
-            "score": markup.criteria.get(name),
-            "rationale": markup.rationales.get(name, ""),
-            "computed": None if computed is None else computed.criteria.get(name),
-            "differs": name in differ,
+            "name": c.code,
+            "title": c.name(english),
+            "about": c.about(english),
+            "max": c.top,
+            "range": range(c.top + 1),
+            "score": markup.criteria.get(c.code),
+            "rationale": markup.rationales.get(c.code, ""),
+            "computed": None if computed is None else computed.criteria.get(c.code),
+            "differs": c.code in differ,
         }
-        for name, top in work.essay_criteria(markup.text).items()
+        for c in work.essay_criteria_described(markup.text)
     ]
     context: dict[str, Any] = {
         "criteria": criteria,

@@ -27,6 +27,7 @@ from markup.services import markup_document
 from panels.models import Expert, Panel
 from panels.selectors import eligible_memberships
 from protocol.markup_classifier import load_classifier
+from protocol.markup_criteria import ESSAY_CRITERIA, EssayCriterion
 from protocol.markup_format import MarkupDocument, MarkupFormatError
 from protocol.markup_json import MAX_FIELD_CHARS, read_selections, to_json, unstorable
 from protocol.markup_scores import (
@@ -161,6 +162,12 @@ def essay_criteria(text: MarkupText) -> dict[str, int]:
     type the regulations give no criteria for)."""
     classifier = load_classifier(text.classifier_name, text.classifier_version)
     return ENTERED_CRITERIA.get(classifier.subject_key(text.subject) or "", {})
+
+
+def essay_criteria_described(text: MarkupText) -> tuple[EssayCriterion, ...]:
+    """The same criteria with their names and descriptions, in the regulations' order."""
+    classifier = load_classifier(text.classifier_name, text.classifier_version)
+    return ESSAY_CRITERIA.get(classifier.subject_key(text.subject) or "", ())
 
 
 def _scores(

@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from protocol.markup_classifier import Classifier
+from protocol.markup_criteria import ESSAY_CRITERIA
 from protocol.markup_format import MarkupDocument
 
 _WORD = re.compile(r"\w+(?:[-‐‑]\w+)*")
@@ -149,13 +150,8 @@ def third_check_reasons(
     return reasons
 
 
-# The criteria an expert scores beside the markup, per essay type, with their maxima (the ЕГЭ
-# 2020 demonstration versions the regulations cite: the Russian essay's К1–К12, 24 points in
-# all; the literature essay's К1–К5, 14 points). К9, К10 and К5 are also computed by FORMULAS.
+# The criteria an expert scores beside the markup, per essay type, with their maxima (their
+# names and descriptions: protocol.markup_criteria). К9, К10 and К5 are also computed by FORMULAS.
 ENTERED_CRITERIA: dict[str, dict[str, int]] = {
-    "rus": {
-        "К1": 1, "К2": 5, "К3": 1, "К4": 1, "К5": 2, "К6": 2,
-        "К7": 3, "К8": 3, "К9": 2, "К10": 2, "К11": 1, "К12": 1,
-    },
-    "lit": {"К1": 3, "К2": 3, "К3": 2, "К4": 3, "К5": 3},
-}  # fmt: skip
+    subject: {c.code: c.top for c in criteria} for subject, criteria in ESSAY_CRITERIA.items()
+}

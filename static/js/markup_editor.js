@@ -411,9 +411,16 @@
     box.focus();
   });
 
-  codeInput.addEventListener("keydown", (event) => {
-    if (event.key === "Escape") {
+  // Esc anywhere closes what is open: a shown error message, the list's highlighted fragments,
+  // and, from within the fragment form, the fragment being entered (back to the text). In the
+  // text itself Esc drops the keyboard's selection (the text's own handler).
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    showErrors([]);
+    for (const li of list.querySelectorAll(".markup-item-active")) li.classList.remove("markup-item-active");
+    if (form.contains(event.target)) {
       resetForm();
+      cursor = anchor = -1;
       setPending(null);
       box.focus();
     }
@@ -450,7 +457,8 @@
   }
 
   document.addEventListener("keydown", (event) => {
-    const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement;
+    const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement
+      || event.target instanceof HTMLTextAreaElement;
     if (page.editable && !typing && (event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "z") {
       event.preventDefault();
       undo();
@@ -493,8 +501,26 @@
     }
   }
 
+  // Progress over the criteria: how many are scored and how many have a rationale. After a
+  // refused submission the rows still lacking either are marked until they are filled in.
+  let checked = false;
+  function showProgress() {
+    const now = criteria();
+    const scored = document.getElementById("criteria-scored");
+    const reasoned = document.getElementById("criteria-reasoned");
+    if (scored) scored.textContent = String(Object.keys(now.criteria).length);
+    if (reasoned) reasoned.textContent = String(Object.keys(now.rationales).length);
+    for (const row of document.querySelectorAll("#markup-criteria tr[data-criterion]")) {
+      const name = row.dataset.criterion;
+      row.classList.toggle("missing", checked && !(name in now.criteria && name in now.rationales));
+    }
+  }
+
   for (const el of document.querySelectorAll(".criterion-score, .criterion-rationale")) {
-    el.addEventListener(el.tagName === "SELECT" ? "change" : "input", scheduleSave);
+    el.addEventListener(el.tagName === "SELECT" ? "change" : "input", () => {
+      showProgress();
+      scheduleSave();
+    });
   }
 
   function keepLocal() {
@@ -561,6 +587,28 @@
       p.textContent = line;
       errorsBox.appendChild(p);
     }
+    if (lines.length) errorsBox.scrollIntoView({ block: "nearest" });
+  }
+
+  // A refusal's issues in the page's language: the criteria lacking a score or a rationale, one
+  // line each, named as the table names them; a fragment's issue says which fragment.
+  function issueLines(issues) {
+    const lines = [], gaps = new Map();
+    for (const issue of issues) {
+      const missing = { criterion_missing: msg.noScore, rationale_missing: msg.noRationale }[issue.kind];
+      if (!missing) {
+        lines.push((issue.fragment === null ? "" : msg.fragment + " " + (issue.fragment + 1) + ": ") + issue.message);
+        continue;
+      }
+      const name = issue.message.split(":")[0];
+      if (!gaps.has(name)) gaps.set(name, []);
+      gaps.get(name).push(missing);
+    }
+    for (const [name, missing] of gaps) {
+      const row = document.querySelector('#markup-criteria tr[data-criterion="' + name + '"]');
+      lines.push((row ? row.dataset.title : name) + ": " + missing.join(", "));
+    }
+    return lines;
   }
 
   const submitButton = document.getElementById("markup-submit");
@@ -585,8 +633,10 @@
           return;
         }
         const lines = (data.issues && data.issues.length)
-          ? data.issues.map((i) => (i.fragment === null ? "" : msg.fragment + " " + (i.fragment + 1) + ": ") + i.message)
+          ? issueLines(data.issues)
           : [data.error || String(response.status)];
+        checked = true;
+        showProgress();
         showErrors(lines);
         statusLine.textContent = "";
       } catch (e) {
@@ -602,5 +652,6 @@
 
   resetForm();
   render();
+  showProgress();
   if (dirty && page.editable) saveDraft();
 })();
