@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from judge_worker import PAIRWISE_TEMPLATES
@@ -47,7 +48,11 @@ class RunStartForm(forms.Form):
         choices=RunKind.choices, initial=RunKind.POINTWISE, required=False, label=_("Kind")
     )
     templates = forms.MultipleChoiceField(
-        choices=[(t, t) for t in PAIRWISE_TEMPLATES],
+        # Shown by number ("REPA prompt 1"); the stored value stays the template's name.
+        choices=[
+            (t, format_lazy("{} {}", _("REPA prompt"), t.rsplit("_", 1)[-1]))
+            for t in PAIRWISE_TEMPLATES
+        ],
         initial=list(DEFAULT_TEMPLATES),
         required=False,
         widget=forms.CheckboxSelectMultiple,

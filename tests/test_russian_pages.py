@@ -51,11 +51,6 @@ ALLOWED: list[tuple[str, str]] = [
     ("/assignments/", "'na' in 'NA'"),
     ("/assignments/", "'generation' in"),
     ("/assignments/", "Open QA"),
-    # judging/: the REPA prompt templates' keys as their names.
-    ("/judging/start/", "'repa_"),
-    # generation/: sampling parameters' names as plain text.
-    ("/generation/", "'top_p'"),
-    ("/generation/", "'top_k'"),
 ]
 # A name quoted «like this» in Russian text is a name of the data (a model's), not interface.
 QUOTED = re.compile(r"«[^»]*»")
