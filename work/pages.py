@@ -123,11 +123,15 @@ def sequence_position(assignment_id: int, kind: str) -> hooks.SequencePosition |
     return find(assignment_id) if find is not None else None
 
 
-def next_url(assignment_id: int, exam: hooks.SequencePosition | None) -> str:
+def next_url(
+    assignment_id: int, exam: hooks.SequencePosition | None, kind: str | None = None
+) -> str:
     """Where "save and open the next item" goes, for every page: within an exam, only its own
     items (the exam's continue page picks the next unanswered item of the same attempt and
     after the last one shows the result: console.views_exams.attempt_continue); regular work
-    goes through the queue, which never opens exam items."""
+    goes through the queue, which never opens exam items; with `kind` (work.kinds), only the
+    queue's items of that kind (the side-by-side page opens the next pair, not an answer)."""
     if exam is not None:
         return exam.continue_url(after=assignment_id)
-    return reverse("queue_next") + f"?after={assignment_id}"
+    url = reverse("queue_next") + f"?after={assignment_id}"
+    return f"{url}&kind={kind}" if kind else url

@@ -110,8 +110,11 @@ def paused_panels(expert: Expert) -> list[Any]:
     ]
 
 
-def next_assignment_id(user_id: int, after: int | None = None) -> int | None:
-    """The user's next open assignment: in-progress work first, then the oldest assigned one.
+def next_assignment_id(
+    user_id: int, after: int | None = None, *, pairs_only: bool = False
+) -> int | None:
+    """The user's next open assignment: in-progress work first, then the oldest assigned one;
+    with `pairs_only`, only side-by-side pairs (the side-by-side page's "next pair").
 
     None when there is none, or when the user has no expert profile: "open the next answer"
     runs this after every submission, so it is one query through the expert's user (ids only),
@@ -129,6 +132,8 @@ def next_assignment_id(user_id: int, after: int | None = None) -> int | None:
     )
     if after is not None:
         qs = qs.exclude(pk=after)
+    if pairs_only:
+        qs = qs.filter(pair__isnull=False)
     return qs.order_by(_WORK_ORDER, "id").values_list("id", flat=True).first()
 
 

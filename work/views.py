@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
-from work import entries, hooks, pages, selectors
+from work import entries, hooks, kinds, pages, selectors
 from work.forms import parse_id
 from work.models import AssignmentStatus
 
@@ -48,11 +48,20 @@ def queue(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def queue_next(request: HttpRequest) -> HttpResponse:
-    # A malformed "after" (not an id) is ignored: the queue simply starts from the beginning.
-    nxt = selectors.next_assignment_id(pages.user_id(request), parse_id(request.GET.get("after")))
+    """The next open item of the expert's queue; `kind=pairwise` (the side-by-side page's next
+    pair) keeps to pairs, and after the last one comes back to the queue with a message."""
+    # A malformed "after" (not an id) is ignored: the queue simply starts from the beginning;
+    # another kind than side by side too: any next item.
+    pairs = request.GET.get("kind") == kinds.PAIRWISE
+    nxt = selectors.next_assignment_id(
+        pages.user_id(request), parse_id(request.GET.get("after")), pairs_only=pairs
+    )
     if nxt is None:
         pages.expert_or_403(request)
-        messages.info(request, _("No more answers in your queue. Thank you!"))
+        if pairs:
+            messages.info(request, _("No more pairs to compare in your queue. Thank you!"))
+        else:
+            messages.info(request, _("No more answers in your queue. Thank you!"))
         return redirect("queue")
     return redirect("assignment", pk=nxt)
 

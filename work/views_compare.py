@@ -21,7 +21,7 @@ from django.views.decorators.http import require_POST
 from lib.markdown import pygments_css
 from protocol.pairwise import Label
 from taxonomy.models import ComparisonCriterion
-from work import comparisons, pages, services
+from work import comparisons, hooks, kinds, pages, services
 from work.forms import time_total
 from work.models import Assignment, AssignmentStatus, Estimate
 
@@ -89,10 +89,19 @@ def compare_page(
         "pygments_css": pygments_css(),
         "back_url": "" if exam is not None else _previous_url(assignment),
         "exam": exam,
-        # An exam item is skipped within its attempt, never into the regular queue.
-        "skip_url": pages.next_url(assignment.pk, exam),
+        # An exam item is skipped within its attempt, never into the regular queue; regular
+        # work skips to the next pair.
+        "skip_url": _next_pair_url(assignment.pk, exam),
+        "labelled": sum(1 for row in rows if row["label"]),
     }
     return render(request, "work/compare.html", context, status=status)
+
+
+def _next_pair_url(pk: int, exam: hooks.SequencePosition | None) -> str:
+    """Where Save (Ctrl+Enter), Skip and Refuse go: the expert's next side-by-side pair, never
+    an answer of the rubric; the queue with a message after the last one (work.views.queue_next).
+    """
+    return pages.next_url(pk, exam, kind=kinds.PAIRWISE)
 
 
 def _previous_url(assignment: Assignment) -> str:
@@ -178,7 +187,7 @@ def compare_save(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     messages.success(request, _("Comparison saved."))
     if request.POST.get("then") == "stay":
         return redirect("assignment", pk=pk)
-    return redirect(pages.next_url(pk, pages.sequence_position(pk, result.kind)))
+    return redirect(_next_pair_url(pk, pages.sequence_position(pk, result.kind)))
 
 
 @login_required
@@ -210,7 +219,7 @@ def compare_refuse(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, str(exc))
         return redirect("assignment", pk=pk)
     messages.info(request, _("Pair refused: it goes to another expert."))
-    return redirect(f"{reverse('queue_next')}?after={pk}")
+    return redirect(_next_pair_url(pk, None))
 
 
 # What the side-by-side page reads of its assignment (work.pages.own_assignment).

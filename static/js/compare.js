@@ -5,6 +5,19 @@
   const form = document.getElementById("compare-form");
   if (!form) return;
   const readonly = form.dataset.readonly === "1";
+  // As on the rubric page, the columns beside each other end at the viewport's bottom; on narrow
+  // screens the responses stay on top and the progress line and criteria go just below them
+  // (static/css/app.css).
+  const layout = document.getElementById("compare-layout");
+  const source = document.getElementById("source-col");
+  function fitLayout() {
+    if (!layout) return;
+    layout.style.setProperty("--layout-top", (layout.getBoundingClientRect().top + window.scrollY) + "px");
+    if (source) layout.style.setProperty("--source-height", source.offsetHeight + "px");
+  }
+  fitLayout();
+  window.addEventListener("resize", fitLayout);
+  if (source && window.ResizeObserver) new ResizeObserver(fitLayout).observe(source);
   const blocks = Array.from(form.querySelectorAll("fieldset.criterion"));
   const csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
   const keyInput = form.querySelector("input[name=submission_key]");
@@ -16,14 +29,21 @@
     : { saved: "Черновик сохранён", failed: "Не сохранено", refuse: "Отказаться от этой пары? Она уйдёт другому эксперту." };
   let active = 0;
 
-  function activate(i) {
+  function activate(i, scroll = true) {
     if (!blocks.length) return;
     active = Math.max(0, Math.min(blocks.length - 1, i));
     blocks.forEach((b, j) => b.classList.toggle("active", j === active));
     const b = blocks[active];
-    b.scrollIntoView({ block: "nearest" });
+    if (scroll) b.scrollIntoView({ block: "nearest" });
     const checked = b.querySelector("input[type=radio]:checked") || b.querySelector("input[type=radio]");
     if (checked) checked.focus({ preventScroll: true }); else b.focus({ preventScroll: true });
+  }
+  // "Labelled 3 of 11": criteria with a chosen option (the server counts the same way for the
+  // first render: work.views_compare.compare_page); the line is aria-live.
+  const progressDone = document.getElementById("progress-done");
+  function updateProgress() {
+    if (!progressDone) return;
+    progressDone.textContent = String(blocks.filter((b) => b.querySelector("input[type=radio]:checked")).length);
   }
   function save(block, input) {
     if (readonly) return;
@@ -41,7 +61,7 @@
       blocks.forEach((b, j) => b.classList.toggle("active", j === i));
     });
     block.querySelectorAll("input[type=radio]").forEach((input) => {
-      input.addEventListener("change", () => save(block, input));
+      input.addEventListener("change", () => { updateProgress(); save(block, input); });
     });
   });
   document.addEventListener("keydown", (e) => {
@@ -76,5 +96,9 @@
   form.addEventListener("submit", () => {
     form.querySelector("input[name=time_total]").value = String(Date.now() - started);
   });
-  activate(0);
+  updateProgress();
+  // After a reload the work goes on where it stopped: the first criterion without a label (the
+  // choices are kept as drafts on the server); the page stays at its top when that is the first.
+  const first = blocks.findIndex((b) => !b.querySelector("input[type=radio]:checked"));
+  activate(first < 0 ? 0 : first, first > 0);
 })();

@@ -181,7 +181,7 @@ def test_a_delivery_is_a_pair_copy_that_looks_like_work(gold: dict[str, Any]) ->
     refs = _refs(deliveries[0].item)
     sent = client.post(reverse("compare_submit", args=[control.pk]), _shown_form(control, refs))
     assert sent.status_code == 302
-    assert sent["Location"] == reverse("queue_next") + f"?after={control.pk}"
+    assert sent["Location"] == reverse("queue_next") + f"?after={control.pk}&kind=pairwise"
 
 
 def test_right_labels_in_a_swapped_placement_match_and_wrong_ones_do_not(

@@ -14,6 +14,7 @@ from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Panel
 from protocol.pairwise import Label
 from tests.conftest import PASSWORD, make_expert, make_user
+from work.assignments import assignments_build
 from work.comparisons import (
     ComparisonInput,
     comparison_refuse,
@@ -341,3 +342,68 @@ def test_the_console_shows_the_panels_side_by_side_agreement(
     row = row[: row.index("</tr>")]
     # One item, a 2-of-3 majority: majority-vote rate 100 %, unanimity 0 %.
     assert "100 %" in row and "0 %" in row
+
+
+def test_the_page_counts_the_labelled_criteria_drafts_included(panel: Panel) -> None:
+    solo = make_expert("solo", panel)
+    _pair(1)
+    comparisons_build(panel_id=panel.pk, route=True, seed=1)
+    assignment = Assignment.objects.get(expert=solo)
+    client = _client(solo)
+    for key in KEYS[:4]:
+        draft = {"criterion": key, "label": "both_good"}
+        assert client.post(reverse("compare_draft", args=[assignment.pk]), draft).status_code == 200
+    html = client.get(reverse("assignment", args=[assignment.pk])).content.decode()
+    # Announced to screen readers as it changes (static/js/compare.js recounts the same way).
+    assert 'id="compare-progress" aria-live="polite"' in html
+    assert 'Labelled <b id="progress-done">4</b> of <span id="progress-total">11</span>' in html
+    html = client.get(
+        reverse("assignment", args=[assignment.pk]), HTTP_ACCEPT_LANGUAGE="ru"
+    ).content.decode()
+    assert 'Размечено <b id="progress-done">4</b> из <span id="progress-total">11</span>' in html
+
+
+def test_save_skip_and_refuse_open_the_next_pair_never_an_answer(
+    panel: Panel, make_answer: Callable[..., Answer]
+) -> None:
+    solo = make_expert("solo", panel)
+    first, second, third = _pair(1), _pair(2), _pair(3)
+    # The queue's order puts an answer of the rubric between the pairs.
+    comparisons_build(panel_id=panel.pk, route=True, pair_ids=[first.pk], seed=1)
+    answer = make_answer()
+    assignments_build(answer_ids=[answer.pk])
+    comparisons_build(panel_id=panel.pk, route=True, pair_ids=[second.pk, third.pk], seed=1)
+    one, two, three = (Assignment.objects.get(expert=solo, pair=p) for p in (first, second, third))
+    rubric = Assignment.objects.filter(expert=solo, pair__isnull=True).order_by("pk").first()
+    assert rubric is not None and one.pk < rubric.pk < two.pk < three.pk
+    client = _client(solo)
+    nxt = reverse("queue_next")
+
+    def next_pair(after: Assignment) -> str:
+        return f"{nxt}?after={after.pk}&kind=pairwise"
+
+    def form(label: str) -> dict[str, str]:
+        return {f"label_{k}": label for k in KEYS} | {"time_total": "1000"}
+
+    page = client.get(reverse("assignment", args=[one.pk])).content.decode()
+    assert f'id="skip" href="{next_pair(one)}"' in page.replace("&amp;", "&")
+    saved = client.post(reverse("compare_submit", args=[one.pk]), form("a"))
+    assert saved["Location"] == next_pair(one)
+    assert client.get(saved["Location"])["Location"] == reverse("assignment", args=[two.pk])
+    # The queue's own "next" (the rubric page's) still takes any kind of work.
+    assert client.get(f"{nxt}?after={one.pk}")["Location"] == reverse(
+        "assignment", args=[rubric.pk]
+    )
+    refused = client.post(reverse("compare_refuse", args=[two.pk]))
+    assert refused["Location"] == next_pair(two)
+    assert client.get(refused["Location"])["Location"] == reverse("assignment", args=[three.pk])
+    # After the last pair: the queue, with a message saying so, in the page's language.
+    last = client.post(reverse("compare_submit", args=[three.pk]), form("b"))
+    landed = client.get(last["Location"], follow=True)
+    assert landed.redirect_chain[-1][0] == reverse("queue")
+    shown = [str(m) for m in landed.context["messages"]]
+    assert "No more pairs to compare in your queue. Thank you!" in shown
+    landed = client.get(next_pair(three), follow=True, HTTP_ACCEPT_LANGUAGE="ru")
+    assert "Больше нет пар для сравнения в вашей очереди. Спасибо!" in landed.content.decode()
+    rubric.refresh_from_db()
+    assert rubric.status == AssignmentStatus.ASSIGNED
