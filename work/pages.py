@@ -12,13 +12,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from panels.access import check_object, require
 from panels.models import Expert
 from work import entries, hooks, services
-from work.models import Assignment, Estimate
+from work.models import Assignment, AssignmentStatus, Estimate
 from work.registry import Registry
 
 
@@ -104,6 +107,19 @@ def own_entry(request: HttpRequest, pk: int) -> tuple[Assignment, list[Estimate]
     check_object(request.user, "work.score_assignment", lead, role="work.view_queue")
     assert lead is not None, "check_object raises for a missing assignment"
     return lead, estimates
+
+
+def opened(request: HttpRequest, assignment: Assignment) -> tuple[Assignment, str] | HttpResponse:
+    """An assignment's page opening it: (the assignment, opened where it may be; why it is
+    closed, or ""), or the way back to the queue when the expert's work in its panel is
+    paused (its items are not opened at all until resumed)."""
+    if services.assignment_paused(assignment):
+        messages.error(request, _("Your work in this panel is paused by its supervisor."))
+        return redirect("queue")
+    closed = services.closed_reason(assignment)
+    if not closed and assignment.status == AssignmentStatus.ASSIGNED:
+        assignment = services.assignment_open(assignment=assignment)
+    return assignment, closed
 
 
 def expert_or_403(request: HttpRequest) -> Expert:

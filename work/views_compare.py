@@ -118,13 +118,10 @@ def _previous_url(assignment: Assignment) -> str:
 def compare_show(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     """The side-by-side page of a pair (GET of work.views.assignment_page): the pair's texts,
     never its models; opening it starts the work."""
-    if services.assignment_paused(assignment):
-        # Paused in this panel: its pairs are not opened at all until resumed.
-        messages.error(request, _("Your work in this panel is paused by its supervisor."))
-        return redirect("queue")
-    closed = services.closed_reason(assignment)
-    if not closed and assignment.status == AssignmentStatus.ASSIGNED:
-        assignment = services.assignment_open(assignment=assignment)
+    state = pages.opened(request, assignment)
+    if isinstance(state, HttpResponse):
+        return state
+    assignment, closed = state
     return compare_page(request, assignment, closed_reason=closed)
 
 

@@ -157,13 +157,10 @@ def _render_assignment(
 
 def rubric_page(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     """The rubric page of an answer (GET of work.views.assignment_page)."""
-    if services.assignment_paused(assignment):
-        # Paused in this panel: its answers are not opened at all until resumed.
-        messages.error(request, _("Your work in this panel is paused by its supervisor."))
-        return redirect("queue")
-    closed = services.closed_reason(assignment)
-    if not closed and assignment.status == AssignmentStatus.ASSIGNED:
-        assignment = services.assignment_open(assignment=assignment)
+    state = pages.opened(request, assignment)
+    if isinstance(state, HttpResponse):
+        return state
+    assignment, closed = state
     return _render_assignment(
         request, assignment, closed_reason=closed, opening=not closed and not assignment.locked
     )
