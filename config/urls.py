@@ -27,6 +27,7 @@ urlpatterns = [
     path("", include("guidelines.urls")),
     path("", include("dataset.urls")),
     path("", include("console.urls")),
+    path("", include("quality.urls")),
     path("", include("judging.urls")),
     path("", include("comparison.urls")),
     path("", include("markup.urls")),

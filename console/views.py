@@ -23,7 +23,7 @@ from console import plots
 from console import selectors as console_selectors
 from console import services as console_services
 from console import stats as console_stats
-from console.forms import ControlSettingsForm, GoldPairsForm, LockBatchForm, NoteForm, ReopenForm
+from console.forms import ControlSettingsForm, LockBatchForm, NoteForm, ReopenForm
 from jobs.models import Job, JobKind, JobStatus
 from material import identity
 from material.models import Answer
@@ -33,6 +33,7 @@ from panels.access import allowed, get_object_for, require
 from panels.models import Expert, Membership, Panel
 from quality import control as control_services
 from quality import exams as exam_services
+from quality.forms import GoldPairsForm
 from quality.models import ControlItem, ReferenceScore
 from quality.rules import PanelAnswer
 from taxonomy.models import CriterionGroup

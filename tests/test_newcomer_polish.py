@@ -17,8 +17,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from console.forms import ExamForm
 from dataset.views import DatasetJobForm
+from quality.forms import ExamForm
 from tests.conftest import Personas
 
 ROOT = Path(settings.BASE_DIR)

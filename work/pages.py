@@ -144,7 +144,7 @@ def next_url(
 ) -> str:
     """Where "save and open the next item" goes, for every page: within an exam, only its own
     items (the exam's continue page picks the next unanswered item of the same attempt and
-    after the last one shows the result: console.views_exams.attempt_continue); regular work
+    after the last one shows the result: quality.views_exams.attempt_continue); regular work
     goes through the queue, which never opens exam items; with `kind` (work.kinds), only the
     queue's items of that kind (the side-by-side page opens the next pair, not an answer)."""
     if exam is not None:

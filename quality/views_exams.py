@@ -18,16 +18,15 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console.forms import AnswerIdForm, ExamForm, GoldPairsForm, ImportForm, OverrideForm
-from console.views import _panel
 from material import identity
 from material.models import Answer
 from panels.access import allowed, get_object_for, require
-from panels.models import Expert
+from panels.models import Expert, Panel
 from quality import exam_import as exam_import_service
 from quality import exams as exam_services
 from quality import feedback
 from quality import selectors as quality_selectors
+from quality.forms import AnswerIdForm, ExamForm, GoldPairsForm, ImportForm, OverrideForm
 from quality.models import Exam, ExamAttempt, ReferenceLabel, ReferenceScore
 from quality.rules import PanelAnswer
 from taxonomy.services import criteria_for
@@ -70,14 +69,16 @@ def _exam_change(
 @login_required
 @require_http_methods(["GET", "POST"])
 def exams_page(request: HttpRequest, pk: int) -> HttpResponse:
-    panel = _panel(request, pk)
+    panel = get_object_for(
+        request.user, "panels.manage_panel", Panel, role="panels.view_console", pk=pk
+    )
     form = ExamForm(request.POST or None, initial={"pass_threshold": 0.7})
     if request.method == "POST" and form.is_valid():
         exam = exam_services.exam_create(panel=panel, user=request.user, **form.cleaned_data)
         return redirect("console_exam", pk=exam.pk)
     return render(
         request,
-        "console/exams.html",
+        "quality/exams.html",
         {"panel": panel, "exams": quality_selectors.exams_for_panel(panel), "form": form},
     )
 
@@ -154,7 +155,7 @@ def exam_page(request: HttpRequest, pk: int) -> HttpResponse:
             "gold_form": GoldPairsForm(),
         }
     )
-    return render(request, "console/exam.html", context)
+    return render(request, "quality/exam.html", context)
 
 
 @login_required
@@ -192,7 +193,7 @@ def exam_item_add(request: HttpRequest, pk: int) -> HttpResponse:
                 "gold_form": GoldPairsForm(),
             }
         )
-        return render(request, "console/exam.html", context, status=422)
+        return render(request, "quality/exam.html", context, status=422)
     return _exam_change(
         request,
         exam,
@@ -292,7 +293,7 @@ def exam_import(request: HttpRequest, pk: int) -> HttpResponse:
                 "import_errors": report.errors,
             }
         )
-        return render(request, "console/exam.html", context, status=422)
+        return render(request, "quality/exam.html", context, status=422)
     assert report.exam is not None
     messages.success(request, _("%(n)d references imported.") % {"n": report.rows})
     return redirect("console_exam", pk=report.exam.pk)
@@ -321,7 +322,7 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
     show_all = request.GET.get("all") == "1"
     return render(
         request,
-        "console/attempt.html",
+        "quality/attempt.html",
         {
             "attempt": attempt,
             "exam": attempt.exam,
@@ -351,7 +352,7 @@ def _candidate(request: HttpRequest) -> Expert:
 def my_exams(request: HttpRequest) -> HttpResponse:
     expert = _candidate(request)
     return render(
-        request, "console/my_exams.html", {"rows": quality_selectors.exams_for_candidate(expert)}
+        request, "quality/my_exams.html", {"rows": quality_selectors.exams_for_candidate(expert)}
     )
 
 
@@ -435,7 +436,7 @@ def practice_feedback(request: HttpRequest, pk: int, assignment_id: int) -> Http
     position = quality_selectors.exam_position(assignment_id)
     return render(
         request,
-        "console/practice_feedback.html",
+        "quality/practice_feedback.html",
         {
             "attempt": attempt,
             "exam": attempt.exam,
@@ -466,7 +467,7 @@ def attempt_result(request: HttpRequest, pk: int) -> HttpResponse:
     pair_mismatches = feedback.shown_pair_rows(attempt, [r for r in pair_rows if not r.match])
     return render(
         request,
-        "console/attempt_result.html",
+        "quality/attempt_result.html",
         {
             "attempt": attempt,
             "exam": attempt.exam,
