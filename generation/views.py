@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from generation import services
 from generation.models import Backend, Generation, GenerationConfig, GenerationRun
 from lib.integers import StrictIntegerFormField, ascii_int
+from lib.numbers import decimal_number
 from panels.access import require
 from taxonomy.models import Task
 
@@ -87,12 +88,14 @@ def runs(request: HttpRequest) -> HttpResponse:
 
 
 def _number(name: str, raw: str) -> Any:
+    """A sampling setting as typed: ASCII digits for a whole number (int() would read "١٢"),
+    a decimal comma or point for a fraction (lib.numbers)."""
     if raw.strip() == "":
         return None
-    try:
-        return NUMBERS[name](raw)
-    except ValueError:
-        raise services.GenerationError(_("must be a number"), name) from None
+    value: Any = ascii_int(raw) if NUMBERS[name] is int else decimal_number(raw)
+    if value is None:
+        raise services.GenerationError(_("must be a number"), name)
+    return value
 
 
 @login_required

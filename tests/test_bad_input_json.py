@@ -372,3 +372,26 @@ def test_a_run_s_task_group_in_unicode_digits_is_refused(personas: Personas) -> 
     assert response.status_code == 400, _refusal_text(response)[:500]
     assert response.context["field"] == "group"
     assert stored() == before
+
+
+@pytest.mark.parametrize(
+    ("field", "typed"), [("max_new_tokens", "١٠٢٤"), ("batch_size", "٨"), ("temperature", "٠.٧")]
+)
+def test_a_configuration_s_numbers_in_unicode_digits_are_refused(
+    personas: Personas, field: str, typed: str
+) -> None:
+    # int() and float() read Arabic-Indic digits; the page's numbers take ASCII digits only.
+    before = GenerationConfig.objects.count()
+    response = _admin(personas).post(
+        reverse("generation_config_create"),
+        {
+            "name": "c",
+            "model_name": "M",
+            "backend": "openai",
+            "endpoint": "http://127.0.0.1:9/v1",
+            field: typed,
+        },
+    )
+    assert response.status_code == 400, _refusal_text(response)[:500]
+    assert response.context["field"] == field
+    assert GenerationConfig.objects.count() == before
