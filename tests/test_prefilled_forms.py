@@ -35,6 +35,8 @@ def _prefilled_with_a_number(form: dict[str, Any]) -> bool:
     return complete and any(NUMBER.fullmatch(v) for v in visible)
 
 
+# A crawl of every page as each demo persona: tens of seconds, so not in --quick.
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_every_prefilled_number_form_takes_its_own_values_back(demo_settings: Any) -> None:  # noqa: F811
     seed()

@@ -128,6 +128,8 @@ def _findings(
     return [f"{url}: {f}" for f in found if not any(p in url and t in f for p, t in ALLOWED)]
 
 
+# A crawl of every page as each demo persona: tens of seconds, so not in --quick.
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_every_page_in_russian_shows_names_not_keys(demo_settings: Any) -> None:  # noqa: F811
     seed()
