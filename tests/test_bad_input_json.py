@@ -348,6 +348,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # a process of its own seeding the demo on SQLite: not in --quick
 def test_generation_ids_beyond_64_bits_are_refused_on_sqlite(tmp_path: Path) -> None:
     report, stderr = run_sqlite_probe(["-c", _SQLITE_PROBE], tmp_path, timeout=240)
     assert report == {

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.sqlite_probe import run_sqlite_probe
 
 
+@pytest.mark.slow  # a process of its own seeding the demo on SQLite: not in --quick
 def test_concurrent_drafts_and_submit_on_sqlite_give_no_500_and_lose_nothing(
     tmp_path: Path,
 ) -> None:

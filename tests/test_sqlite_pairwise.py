@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from demo.demo_pairs import DEMO_PAIRS
 from tests.sqlite_probe import run_sqlite_probe
 
 
+@pytest.mark.slow  # a process of its own seeding the demo on SQLite: not in --quick
 def test_the_side_by_side_demo_runs_end_to_end_on_sqlite(tmp_path: Path) -> None:
     report, stderr = run_sqlite_probe(["-m", "tests.sqlite_pairwise_probe"], tmp_path)
     statuses = report["statuses"]
