@@ -79,18 +79,13 @@ def _page(
             "rows": rows,
             "disputed": sum(r.disputed for r in rows),
             "form": form or ReturnForm(),
-            # Opened from a review queue: its neighbours, and the estimate the row was about.
+            # Opened from a review queue: its neighbours; the estimate the keyboard acts on first
+            # (the queue row's, or the one after the estimate just reviewed).
             "nav": nav,
-            "selected_estimate": _selected_estimate(request, nav),
+            "selected_estimate": parse_id(request.GET.get("estimate")),
         },
         status=status,
     )
-
-
-def _selected_estimate(request: HttpRequest, nav: dict[str, Any] | None) -> int | None:
-    """The estimate the keyboard's accept and send back act on first: the queue row's, or the
-    one after the estimate just reviewed."""
-    return parse_id(request.GET.get("estimate"))
 
 
 def _next_estimate(panel: Panel, answer: Answer, after: Estimate) -> tuple[int, int]:
