@@ -88,7 +88,10 @@ def test_a_build_whose_worker_is_killed_completes_once_after_restart(stack: Stac
         if killed["status"] == "running":
             break
         print(f"build of {size} answers finished before the kill: trying a bigger one")
-    # The broker redelivers the unacknowledged task after its visibility timeout.
+    # The broker redelivers the unacknowledged task after its visibility timeout; the sweeper
+    # (beat, every few minutes in production) re-sends a job whose heartbeat went stale, in case
+    # the redelivery is late. Either way one claim runs it.
+    _wait(lambda: bool(stack.ctl("requeue-stale", "1")["sent"]), 30, 1.0)
     assert _wait(lambda: stack.ctl("job", str(job_id))["status"] == "done", 240, 1.0), stack.ctl(
         "job", str(job_id)
     )
