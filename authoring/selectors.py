@@ -16,7 +16,6 @@ from authoring.models import BaselineAnswer, Campaign, Review, Slot, SlotEvent, 
 from authoring.services import current_plan
 from panels.models import Expert, Panel
 from protocol import authoring as rules
-from work import kinds
 
 # States counted as "in review" on the dashboard: written, not yet accepted.
 IN_REVIEW = (SlotState.SUBMITTED, SlotState.RETURNED, SlotState.EDITING, SlotState.ORIGINALITY)
@@ -199,9 +198,7 @@ def reviewer_agreement(campaign: Campaign, user: Any) -> Any:
     ):
         by_round[(slot_id, rnd)].append(verdict)
     pairs = [(v[0], v[1]) for v in by_round.values() if len(v) >= 2]
-    agreement = kinds.get(kinds.AUTHORING).agreement
-    assert agreement is not None  # the start-up check guarantees the slot is filled
-    return agreement(pairs)
+    return rules.review_agreement(pairs)
 
 
 def writing_time(campaign: Campaign, user: Any) -> dict[str, Any]:

@@ -37,9 +37,9 @@ from dataset.models import TripleAggregate
 from panels.models import Expert, Membership, Panel
 from protocol.rationale import RationaleRule, rationale_errors
 from quality.control import control_settings_for
+from quality.copies import scores_match
 from quality.models import ControlDelivery, ReferenceScore
 from taxonomy.models import Rubric, best_of
-from work import kinds
 from work.models import Estimate, EstimateStatus, TripleKind
 from work.selectors import blind_answer_ids
 
@@ -276,7 +276,7 @@ def _control_mismatches(panel: Panel, viewer: Any, offset: int, limit: int) -> l
 
     A row opens the gold answer's review page (the delivery itself is a frozen copy that no
     review page shows); the criteria that differ are listed on the row, compared by the same
-    rule grading used (the pointwise kind's `gold_match`, with the panel's tolerance).
+    rule grading used (quality.copies.scores_match, with the panel's tolerance).
     """
     qs = ControlDelivery.objects.filter(
         item__panel=panel,
@@ -314,7 +314,6 @@ def _control_mismatches(panel: Panel, viewer: Any, offset: int, limit: int) -> l
         if ref.answer_id is not None:
             references.setdefault(ref.answer_id, []).append(ref)
     tolerance = control_settings_for(panel).tolerance
-    gold_match = kinds.slot(kinds.POINTWISE, "gold_match")
     items = []
     for d in deliveries:
         assert d.item.answer_id is not None, "filtered to gold answers above"
@@ -327,7 +326,7 @@ def _control_mismatches(panel: Panel, viewer: Any, offset: int, limit: int) -> l
             submitted = est.status == EstimateStatus.SUBMITTED
             score = est.score if submitted else None
             is_na = est.is_na if submitted else False
-            if not gold_match(
+            if not scores_match(
                 ref_score=ref.score,
                 ref_na=ref.is_na,
                 score=score,

@@ -21,9 +21,8 @@ from material.models import Answer, Instruction
 from panels.models import Membership, Panel, SupervisorNotice
 from quality.models import ControlItem, ControlStanding
 from quality.pairwise import comparison_agreement
-from quality.selectors import Agreement
+from quality.selectors import Agreement, expert_agreement
 from taxonomy.models import GROUP_ORDER, ComparisonCriterion, Criterion, CriterionGroup, Task
-from work import kinds
 from work.forms import parse_score
 from work.models import (
     Assignment,
@@ -292,14 +291,9 @@ def median_times(panel: Panel) -> dict[str, Any]:
 def panel_agreement(
     panel: Panel, expert_ids: list[int] | None = None
 ) -> dict[int, dict[str, Agreement]]:
-    """Per expert and criterion group: agreement with co-raters (the task kind's measure).
-
-    Through the task-kind seam: every triple is pointwise today (the kind is implicit, see
-    docs/architecture.md), so the panel's agreement is that kind's.
-    """
-    measure = kinds.slot(kinds.POINTWISE, "agreement")
-    agreement: dict[int, dict[str, Agreement]] = measure(panel, expert_ids)
-    return agreement
+    """Per expert and criterion group: agreement with co-raters on the panel's rubric triples
+    (its side-by-side agreement is `comparison_agreement`'s, per criterion, below)."""
+    return expert_agreement(panel, expert_ids)
 
 
 def expert_rows(

@@ -33,6 +33,7 @@ from panels.access import allowed, get_object_for, require
 from panels.models import Expert, Membership, Panel
 from quality import control as control_services
 from quality import exams as exam_services
+from quality import kind_pairwise
 from quality.forms import GoldPairsForm
 from quality.models import ControlItem, ReferenceScore
 from quality.rules import PanelAnswer
@@ -440,7 +441,7 @@ def control_pairs_add(request: HttpRequest, pk: int) -> HttpResponse:
                 messages.error(request, f"{name}: {error}")
         return redirect("console_control", pk=panel.pk)
     try:
-        added = control_services.control_pairs_add_from_gold(
+        added = kind_pairwise.control_pairs_add_from_gold(
             panel=panel, n=form.cleaned_data["n"], seed=form.cleaned_data["seed"], user=request.user
         )
     except exam_services.ExamError as exc:

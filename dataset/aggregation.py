@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -38,7 +38,7 @@ from django.db import connection, transaction
 from dataset.adjudication import with_overrides
 from dataset.agreement import agreement_report, result_tables
 from dataset.models import EXCLUDED_CRITICAL, EXCLUDED_FEW, EXCLUDED_NO_SCORE, TripleAggregate
-from dataset.pairwise import LabelAggregation, aggregate_rows, read_label_frame
+from dataset.parts import parts as kind_parts
 from jobs.services import job_progress
 from lib.arrow import stream_query
 from material.models import Answer, Instruction, LanguageModel
@@ -47,7 +47,6 @@ from protocol.critical import violation_mask
 from protocol.rationale import SCRIPT_RANGES, RationaleRule
 from taxonomy.models import Criterion, CriterionGroup, Rubric, Task, best_of
 from taxonomy.services import task_tops
-from work import kinds
 from work.models import Estimate, EstimateStatus, Triple, TripleKind
 
 GROUPS = [value for value, _label in CriterionGroup.choices]
@@ -632,9 +631,8 @@ class DatasetComputation:
     triples: pd.DataFrame  # labelled, every triple with an estimate (excluded ones flagged)
     agreement: pd.DataFrame
     tables: dict[str, pd.DataFrame]
-    # The side-by-side kind, from the same snapshot: its labels and its verdicts.
-    labels: pd.DataFrame = field(default_factory=pd.DataFrame)
-    pairwise: LabelAggregation | None = None
+    # Every other kind's part (dataset.parts), from the same snapshot, by its kind's key.
+    parts: dict[str, Any] = field(default_factory=dict)
 
 
 def dataset_compute(
@@ -644,16 +642,13 @@ def dataset_compute(
     return dataset_compute_from(read_estimate_frame(progress=progress), rules)
 
 
-def dataset_compute_from(
-    estimates: pd.DataFrame, rules: AggregationSettings, labels: pd.DataFrame | None = None
-) -> DatasetComputation:
-    """`dataset_compute` on an estimates frame already read (see `EstimateFrameBuilder`); the
-    pairwise labels are read here unless given (inside the caller's snapshot)."""
-    # Through the task-kind seam, one frame per kind: the estimates read holds only pointwise
-    # triples, the labels only pairwise ones, each goes to its kind's verdict function.
-    labels = read_label_frame() if labels is None else labels
-    pairwise: LabelAggregation = kinds.slot(kinds.PAIRWISE, "aggregate")(labels, rules)
-    result: AggregationResult = kinds.slot(kinds.POINTWISE, "aggregate")(estimates, rules)
+def dataset_compute_from(estimates: pd.DataFrame, rules: AggregationSettings) -> DatasetComputation:
+    """`dataset_compute` on an estimates frame already read (see `EstimateFrameBuilder`); every
+    kind's part reads its own work here (inside the caller's snapshot)."""
+    # The estimates read hold only rubric triples; each other kind's part reads and aggregates
+    # its own work (dataset.parts).
+    parts = {part.key: part.compute(rules) for part in kind_parts}
+    result = aggregate_estimates(estimates, rules)
     mask = estimates["estimate_id"].isin(result.kept_estimate_ids).to_numpy()
     kept = estimates.loc[mask, ["triple_id", "score", "is_na"]]
     if settings.POLLUX["ADJUDICATION_OVERRIDES"]:
@@ -672,8 +667,7 @@ def dataset_compute_from(
         triples=triples,
         agreement=agreement,
         tables=tables,
-        labels=labels,
-        pairwise=pairwise,
+        parts=parts,
     )
 
 
@@ -683,10 +677,10 @@ def dataset_compute_from(
 
 
 def aggregates_write(
-    triples: pd.DataFrame, *, job_id: int | None, pairwise: pd.DataFrame | None = None
+    triples: pd.DataFrame, *, job_id: int | None, others: Sequence[pa.Table] = ()
 ) -> int:
-    """Replace every TripleAggregate row with `triples` (pointwise) and `pairwise` (the label
-    verdicts of dataset.pairwise) in one transaction (COPY on PostgreSQL)."""
+    """Replace every TripleAggregate row with `triples` (rubric) and `others` (the other kinds'
+    verdict rows, dataset.parts) in one transaction (COPY on PostgreSQL)."""
     table = TripleAggregate._meta.db_table
     columns = [
         "triple_id",
@@ -717,11 +711,11 @@ def aggregates_write(
             "job_id": pa.array([job_id] * n, pa.int64()),
         }
     )
-    if pairwise is not None and len(pairwise):
+    if others:
         # One chunk per column: Arrow 26's CSV writer wrote zero bytes for a two-chunk table
         # whose first chunk was empty (a pairwise-only database), and COPY refused them.
-        data = pa.concat_tables([data, aggregate_rows(pairwise, job_id)]).combine_chunks()
-        n += len(pairwise)
+        data = pa.concat_tables([data, *others]).combine_chunks()
+        n += sum(len(t) for t in others)
     with transaction.atomic():
         # A full recompute: the old rows go, all new rows come, atomically (readers see either).
         TripleAggregate.objects.all().delete()
@@ -760,19 +754,23 @@ def aggregation_run(
         with snapshot():
             computed = dataset_compute(rules, progress=progress)
         progress(len(computed.estimates), len(computed.estimates), "write")
-        pairwise = computed.pairwise.triples if computed.pairwise else None
-        aggregates_write(computed.result.triples, job_id=job_id, pairwise=pairwise)
+        others = [
+            rows
+            for part in kind_parts
+            if (rows := part.verdict_rows(computed.parts[part.key], job_id)) is not None
+        ]
+        aggregates_write(computed.result.triples, job_id=job_id, others=others)
     report = dataset_report(computed)
     report["agreement"] = json_records(computed.agreement)
     return report
 
 
 def dataset_report(computed: DatasetComputation) -> dict[str, Any]:
-    """The aggregation's report: the pointwise counts, and the pairwise ones under "pairwise"
-    when there are side-by-side triples (a pointwise-only report stays as it was)."""
+    """The aggregation's report: the rubric's counts, and each other kind's under its key when
+    it has work (a rubric-only report stays as it was)."""
     report = dict(computed.result.report)
-    if computed.pairwise is not None and computed.pairwise.report.get("triples_total"):
-        report["pairwise"] = dict(computed.pairwise.report)
+    for part in kind_parts:
+        report.update(part.report(computed.parts[part.key]))
     return report
 
 

@@ -9,22 +9,8 @@ class DatasetConfig(AppConfig):
     verbose_name = _("Dataset")
 
     def ready(self) -> None:
-        # Each kind's verdict and export table (work.kinds: the task-kind seam).
-        from dataset import aggregation, export_schema, instructions, markup, pairwise
+        from dataset import pairwise, parts
         from dataset import tasks as _tasks  # noqa: F401  (registers the aggregation and export jobs)
-        from work import kinds
 
-        kinds.contribute(
-            kinds.POINTWISE,
-            "dataset",
-            aggregate=aggregation.aggregate_estimates,
-            export_schema=export_schema.triple_schema,
-        )
-        kinds.contribute(
-            kinds.PAIRWISE,
-            "dataset",
-            aggregate=pairwise.aggregate_labels,
-            export_schema=pairwise.pairs_schema,
-        )
-        kinds.contribute(kinds.MARKUP, "dataset", export_schema=markup.markup_schemas)
-        kinds.contribute(kinds.AUTHORING, "dataset", export_schema=instructions.instruction_schema)
+        # The side-by-side kind's verdicts and `pairs` table (dataset.parts).
+        parts.parts.register(pairwise.PairwisePart(), key=pairwise.PairwisePart.key)

@@ -55,22 +55,15 @@ from dataset.export_schema import (
     WIRE_SCHEMA,
     judge_columns,
     judge_names_in_snapshot,
+    triple_schema,
 )
-from dataset.pairwise import (
-    PAIR_COLUMNS,
-    PAIRS_NOTE,
-    annotator_slots_needed,
-    criterion_keys,
-    has_pairs,
-    pairs_table,
-)
+from dataset.parts import parts as kind_parts
 from lib.arrow import stream_query
 from lib.xlsx import EXCEL_MAX_CHARS, EXCEL_MAX_ROWS, TRUNCATION_MARKER, XlsxWriter
 from material.models import Answer, Instruction, LanguageModel
 from panels.models import Expert, Panel
 from taxonomy.models import Criterion, FunctionalStyle, Rubric, Task
 from taxonomy.services import task_lineages
-from work import kinds
 from work.models import Assignment, Estimate, EstimateStatus, Triple, TripleKind
 
 FORMATS = ("parquet", "xlsx")
@@ -488,7 +481,7 @@ def triple_batches(
         )
         mean = part["mean"].to_numpy(dtype=float)
         mode = part["mode"].to_numpy(dtype=float)
-        schema = _triple_schema(judge_names or [])
+        schema = triple_schema(judge_names or [])
         judge_arrays: list[pa.Array] = []
         if judge_names:
             # One query per chunk: the judges' latest estimate of each triple, per config.
@@ -612,9 +605,8 @@ def readme_lines(
             "(ordinal), and the same measures under random labelling.",
         )
     )
-    if has_pairs(computed.pairwise):
-        lines.append(("Sheet pairs", PAIRS_NOTE))
-        lines += [(f"pairs.{c}", d) for c, d in PAIR_COLUMNS]
+    for part in kind_parts:
+        lines += part.notes(computed.parts[part.key])
     lines.append(("Sheet model_criterion", "Mean score per model and criterion."))
     lines.append(("Sheet model_task", "Mean score per model and task."))
     lines.append(
@@ -675,7 +667,7 @@ def dataset_write(
             try:
                 sink.write_table(
                     "triples",
-                    _triple_schema(judge_names),
+                    triple_schema(judge_names),
                     triple_batches(
                         computed, lookups, chunk_rows=options.chunk_rows, judge_names=judge_names
                     ),
@@ -686,7 +678,13 @@ def dataset_write(
                     ESTIMATE_SCHEMA,
                     estimate_batches(kept, lookups, spill.batches(), on_chunk=on_chunk),
                 )
-                _write_pairs(sink, computed, options)
+                for part in kind_parts:
+                    part.write(
+                        sink,
+                        computed.parts[part.key],
+                        fmt=options.fmt,
+                        chunk_rows=options.chunk_rows,
+                    )
                 sink.write_frame("agreement", computed.agreement)
                 for name, table in computed.tables.items():
                     sink.write_frame(name, table)
@@ -701,28 +699,6 @@ def dataset_write(
     if isinstance(sink, XlsxWriter):
         report["sheets"] = sink.sheets
     return report
-
-
-def _write_pairs(
-    sink: ParquetSink | XlsxWriter, computed: DatasetComputation, options: ExportOptions
-) -> None:
-    """The side-by-side kind's `pairs` table (a file or a sheet of its own), when the snapshot
-    has a fully labelled pair. Excel has no list cells: one column per annotator slot."""
-    if computed.pairwise is None or not has_pairs(computed.pairwise):
-        return
-    labels = computed.labels
-    keys = criterion_keys(labels)
-    slots = annotator_slots_needed(labels) if options.fmt == "xlsx" else None
-    schema: pa.Schema = kinds.slot(kinds.PAIRWISE, "export_schema")(keys, slots)
-    table = pairs_table(labels, computed.pairwise.triples, keys, slots, schema=schema)
-    sink.write_table("pairs", schema, iter(table.to_batches(max_chunksize=options.chunk_rows)))
-
-
-def _triple_schema(judge_names: list[str]) -> pa.Schema:
-    # Through the task-kind seam: every triple is pointwise today (the kind is implicit, see
-    # docs/architecture.md), so the one `triples` table has that kind's schema.
-    schema: pa.Schema = kinds.slot(kinds.POINTWISE, "export_schema")(judge_names)
-    return schema
 
 
 def _spill_path(target: Path) -> Path:

@@ -2,14 +2,15 @@
 
 - `read_label_frame`: every submitted label of a pairwise work triple (one row per label, in
   the pair's own orientation), read inside the aggregation's or the export's snapshot.
-- `aggregate_labels` (slot `aggregate`): per triple, the majority label (`protocol.pairwise.
+- `aggregate_labels`: per triple, the majority label (`protocol.pairwise.
   majority`: two or more of three), or out of the dataset: `too_few_estimates` while the
   triple has fewer labels than needed (its overlap, never fewer than the aggregation's
   `min_estimates`), `no_consensus` when no label has a majority (REPA §2.3: "if all annotators
   provide different labels, those instances are excluded").
-- `pairs_schema` (slot `export_schema`) and `pairs_table`: the REPA-shaped `pairs` table, one
+- `pairs_schema` and `pairs_table`: the REPA-shaped `pairs` table, one
   row per pair: the query, both responses with their models, token lengths, and per criterion
   the annotators' labels, the majority and whether there is one; the annotators' comments.
+- `PairwisePart`: all of it as the kind's part of the aggregation and the export (dataset.parts).
 
 Frozen copies (answers listed in ReservedAnswer: exam and control material) are never work:
 their labels are not read.
@@ -29,10 +30,12 @@ from dataset.models import EXCLUDED_FEW, EXCLUDED_NO_CONSENSUS
 from material.models import AnswerPair
 from panels.models import Expert, Panel
 from protocol.pairwise import majority
+from work.kinds import PAIRWISE
 from work.models import Assignment, Estimate, EstimateStatus, TripleKind
 
 if TYPE_CHECKING:
     from dataset.aggregation import AggregationSettings
+    from dataset.parts import TableSink
 
 # The annotator columns of the flat (XLSX) table: REPA's three, more when a panel had more.
 REPA_ANNOTATORS = 3
@@ -394,3 +397,48 @@ def annotator_slots_needed(labels: pd.DataFrame) -> int:
         return REPA_ANNOTATORS
     most = int(labels.groupby("pair_id")["assignment_id"].nunique().max())
     return max(REPA_ANNOTATORS, most)
+
+
+# The kind's part of the aggregation and the export (dataset.parts).
+
+
+@dataclass(frozen=True)
+class PairwiseResult:
+    labels: Any  # pd.DataFrame of dataset.pairwise.LABEL_COLUMNS
+    aggregation: LabelAggregation
+
+
+@dataclass(frozen=True)
+class PairwisePart:
+    """The side-by-side kind (REPA): a majority label per pairwise triple, and the `pairs`
+    table, one row per pair with a fully labelled criterion."""
+
+    key: str = PAIRWISE
+
+    def compute(self, rules: AggregationSettings) -> PairwiseResult:
+        labels = read_label_frame()
+        return PairwiseResult(labels=labels, aggregation=aggregate_labels(labels, rules))
+
+    def verdict_rows(self, result: PairwiseResult, job_id: int | None) -> pa.Table | None:
+        triples = result.aggregation.triples
+        return aggregate_rows(triples, job_id) if len(triples) else None
+
+    def report(self, result: PairwiseResult) -> dict[str, Any]:
+        counts = result.aggregation.report
+        return {"pairwise": dict(counts)} if counts.get("triples_total") else {}
+
+    def notes(self, result: PairwiseResult) -> list[tuple[str, str]]:
+        if not has_pairs(result.aggregation):
+            return []
+        return [("Sheet pairs", PAIRS_NOTE), *((f"pairs.{c}", d) for c, d in PAIR_COLUMNS)]
+
+    def write(self, sink: TableSink, result: PairwiseResult, *, fmt: str, chunk_rows: int) -> None:
+        # Excel has no list cells: one column per annotator slot.
+        if not has_pairs(result.aggregation):
+            return
+        labels = result.labels
+        keys = criterion_keys(labels)
+        slots = annotator_slots_needed(labels) if fmt == "xlsx" else None
+        schema = pairs_schema(keys, slots)
+        table = pairs_table(labels, result.aggregation.triples, keys, slots, schema=schema)
+        sink.write_table("pairs", schema, iter(table.to_batches(max_chunksize=chunk_rows)))

@@ -12,19 +12,15 @@ class QualityConfig(AppConfig):
         # Quality sits above work and panels: it plugs its grading, gold and standing rules
         # into their registries instead of them importing quality (docs/architecture.md).
         from panels import hooks as panel_hooks
-        from protocol import authoring
         from quality import (
+            checks,  # noqa: F401  (importing it registers the start-up check)
             control,
-            copies,
             exams,
             kind_pairwise,
             kind_pointwise,
-            markup,
-            pairwise,
             selectors,
         )
         from work import hooks as work_hooks
-        from work import kinds
         from work.models import AssignmentKind
 
         # The kinds' gold items (quality.kinds), one line each.
@@ -40,18 +36,3 @@ class QualityConfig(AppConfig):
         work_hooks.excluded_pairs.register(control.gold_pairs)
         if control.standing_restart not in panel_hooks.on_resumed:
             panel_hooks.on_resumed.append(control.standing_restart)
-        kinds.contribute(
-            kinds.POINTWISE,
-            "quality",
-            gold_match=copies.scores_match,
-            agreement=selectors.expert_agreement,
-        )
-        kinds.contribute(
-            kinds.PAIRWISE,
-            "quality",
-            gold_match=pairwise.labels_match,
-            agreement=pairwise.comparison_agreement,
-        )
-        kinds.contribute(kinds.MARKUP, "quality", agreement=markup.markup_agreement)
-        # Instruction writing: two reviewers of the double-reviewed rounds (accept / return).
-        kinds.contribute(kinds.AUTHORING, "quality", agreement=authoring.review_agreement)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import secrets
 from collections import defaultdict
 from collections.abc import Sequence
@@ -15,36 +14,29 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from material.models import Answer, AnswerPair
+from material.models import Answer
 from panels.models import Expert, Membership, Panel, SupervisorAction, SupervisorNotice
 from panels.services import actor_or_none, audit
 from quality import kinds as gold_kinds
 from quality.copies import (
     ScoringSpec,
     answers_copy,
-    comparison_material_create,
-    pairs_copy,
     scores_match,
     scoring_material_create,
 )
 from quality.exams import (
-    MAX_GOLD_PAIRS,
     ExamError,
     ReferenceInput,
-    gold_reference_labels,
     references_check,
 )
-from quality.exams import gold_pairs as unanimous_pairs
 from quality.models import (
     ControlDelivery,
     ControlItem,
     ControlSettings,
     ControlStanding,
-    ReferenceLabel,
     ReferenceScore,
 )
-from quality.pairwise import labels_match
-from taxonomy.models import ComparisonCriterion, Criterion, CriterionGroup, Rubric
+from taxonomy.models import Criterion, CriterionGroup, Rubric
 from taxonomy.services import criteria_for
 from work.assignments import OPEN_STATUSES, assignment_release
 from work.models import (
@@ -52,9 +44,7 @@ from work.models import (
     AssignmentKind,
     AssignmentStatus,
     Estimate,
-    EstimateStatus,
     ReservedAnswer,
-    TripleKind,
 )
 from work.routing import RoutingTable
 
@@ -179,50 +169,6 @@ def control_item_add(*, panel: Panel, answer: Any, user: Any = None) -> ControlI
     return item
 
 
-@transaction.atomic
-def control_pairs_add_from_gold(
-    *, panel: Panel, n: int, seed: int | None = None, user: Any = None
-) -> list[ControlItem]:
-    """Make up to `n` of the panel's gold pairs (unanimous on every comparison criterion),
-    drawn with `seed`, its control items, with their unanimous labels as the references.
-
-    The source pair is the item (as a source answer is); each delivery copies it. Its labelling
-    is complete, so no open work is released. Pairs already control items of the panel are not
-    drawn again; fewer than `n` left means all of them.
-    """
-    if not 1 <= n <= MAX_GOLD_PAIRS:
-        raise ExamError(
-            _("n: the number of pairs must be between 1 and %(max)d.") % {"max": MAX_GOLD_PAIRS}
-        )
-    gold = unanimous_pairs(panel.pk)
-    taken = set(
-        ControlItem.objects.filter(panel=panel, pair__isnull=False).values_list(
-            "pair_id", flat=True
-        )
-    )
-    fresh = sorted(pk for pk in gold if pk not in taken)
-    if not fresh:
-        raise ExamError(_("The panel's gold pool has no unanimous pairs left to add."))
-    seed = secrets.randbits(63) if seed is None else seed
-    # Reproducible from the seed, like the exam's and the work builder's draws.
-    chosen = sorted(random.Random(seed).sample(fresh, min(n, len(fresh))))  # noqa: S311
-    items = ControlItem.objects.bulk_create(
-        [ControlItem(panel=panel, pair_id=pk, created_by=actor_or_none(user)) for pk in chosen]
-    )
-    ReferenceLabel.objects.bulk_create(
-        label
-        for item, pk in zip(items, chosen, strict=True)
-        for label in gold_reference_labels(gold[pk], control_item=item)
-    )
-    audit(
-        action=SupervisorAction.Kind.CONTROL_ITEM_ADD,
-        actor=user,
-        panel=panel,
-        data={"pairs": chosen, "seed": seed},
-    )
-    return items
-
-
 def control_items_distribute(*, panel_id: int) -> int:
     """Mix control items into the panel's queues at the configured rate (idempotent).
 
@@ -254,7 +200,7 @@ def control_items_distribute(*, panel_id: int) -> int:
     return delivered
 
 
-def _seen_items(panel_id: int, experts: Sequence[int], *, pairs: bool) -> dict[int, set[int]]:
+def seen_items(panel_id: int, experts: Sequence[int], *, pairs: bool) -> dict[int, set[int]]:
     """Per expert, the control items of one kind (answers or pairs) already delivered."""
     seen: dict[int, set[int]] = defaultdict(set)
     for expert_id, item_id in ControlDelivery.objects.filter(
@@ -295,7 +241,7 @@ def answers_deliver(
         .annotate(n=Count("id"))
         .values_list("expert_id", "n")
     )
-    seen = _seen_items(panel_id, experts, pairs=False)
+    seen = seen_items(panel_id, experts, pairs=False)
     # Who held a gold answer as work of the panel would recognise it: never theirs to check.
     item_of_answer = {i.gold_answer_id: i.pk for i in items}
     for expert_id, answer_id in Assignment.objects.filter(
@@ -342,88 +288,6 @@ def _control_deliver(
     return len(items)
 
 
-def pairs_deliver(
-    panel: Panel, conf: ControlSettings, items: Sequence[ControlItem], experts: Sequence[int]
-) -> int:
-    """Gold pairs into the queues at the rate of each expert's side-by-side work."""
-    panel_id = panel.pk
-    # The copy is compared on every criterion of its reference (a gold pair is unanimous on
-    # every criterion of the source, so that is the list its work showed), in the page's order.
-    labels: dict[int, list[ComparisonCriterion]] = defaultdict(list)
-    for ref in (
-        ReferenceLabel.objects.filter(control_item__in=items)
-        .select_related("comparison_criterion")
-        .order_by("comparison_criterion__position", "pk")
-    ):
-        assert ref.control_item_id is not None, "filtered on its control item"
-        labels[ref.control_item_id].append(ref.comparison_criterion)
-    work = dict(
-        Assignment.objects.filter(
-            panel_id=panel_id, kind="work", expert_id__in=experts, pair__isnull=False
-        )
-        .exclude(status=AssignmentStatus.RELEASED)
-        .values_list("expert_id")
-        .annotate(n=Count("id"))
-        .values_list("expert_id", "n")
-    )
-    seen = _seen_items(panel_id, experts, pairs=True)
-    # Who labelled (or held) the source pair would recognise it: never theirs to check.
-    item_of_pair = {i.pair_id: i.pk for i in items}
-    for expert_id, pair_id in Assignment.objects.filter(pair_id__in=list(item_of_pair)).values_list(
-        "expert_id", "pair_id"
-    ):
-        seen[expert_id].add(item_of_pair[pair_id])
-    rng = secrets.SystemRandom()
-    delivered = 0
-    for expert_id in experts:
-        target = int(work.get(expert_id, 0) * conf.rate)
-        missing = target - len(seen[expert_id])
-        pool = [i for i in items if i.pk not in seen[expert_id] and labels.get(i.pk)]
-        if missing <= 0 or not pool:
-            continue
-        chosen = rng.sample(pool, min(missing, len(pool)))
-        delivered += _control_pairs_deliver(panel, Expert(pk=expert_id), chosen, labels, rng)
-    return delivered
-
-
-@transaction.atomic
-def _control_pairs_deliver(
-    panel: Panel,
-    expert: Expert,
-    items: Sequence[ControlItem],
-    labels: dict[int, list[ComparisonCriterion]],
-    rng: random.Random,
-) -> int:
-    """Frozen pair copies with pairwise triples of overlap 1 and a control assignment each,
-    its placement drawn like work's: on the compare page it is any other pair."""
-    sources = {
-        p.pk: p
-        for p in AnswerPair.objects.filter(pk__in=[i.pair_id for i in items]).select_related(
-            "answer_a", "answer_b"
-        )
-    }
-    copies = pairs_copy(
-        sources=[sources[i.pair_id] for i in items if i.pair_id is not None],
-        purpose=ReservedAnswer.Purpose.CONTROL,
-    )
-    assignments = comparison_material_create(
-        expert=expert,
-        panel=panel,
-        kind=AssignmentKind.CONTROL,
-        pairs=copies,
-        criteria=[labels[i.pk] for i in items],
-        rng=rng,
-    )
-    # The delivery's answer is the copy's answer A, as a pairwise triple's answer is.
-    ControlDelivery.objects.bulk_create(
-        [
-            ControlDelivery(item=i, expert_id=expert.pk, answer_id=c.answer_a_id, assignment=a)
-            for i, c, a in zip(items, copies, assignments, strict=True)
-        ]
-    )
-    return len(items)
-
-
 def answer_grade(delivery: ControlDelivery, conf: ControlSettings) -> tuple[int, int]:
     """(criteria graded, matched) of a gold answer: the panel's reference scores."""
     estimates = {
@@ -453,26 +317,6 @@ def answer_grade(delivery: ControlDelivery, conf: ControlSettings) -> tuple[int,
             scale=rubric.values,
             tolerance=conf.tolerance,
         )
-    return total, matched
-
-
-def pair_grade(delivery: ControlDelivery) -> tuple[int, int]:
-    """(criteria graded, matched) of a gold pair: its reference labels, both sides in the
-    pair's own orientation (the submit undid the page's placement), so a swap never matters."""
-    estimates = {
-        e.triple.comparison_criterion_id: e
-        for e in Estimate.objects.filter(
-            assignment_id=delivery.assignment_id, triple__kind=TripleKind.PAIRWISE
-        ).select_related("triple")
-    }
-    total = matched = 0
-    for ref in ReferenceLabel.objects.filter(control_item_id=delivery.item_id):
-        est = estimates.get(ref.comparison_criterion_id)
-        if est is None:
-            continue
-        total += 1
-        label = est.label if est.status == EstimateStatus.SUBMITTED else ""
-        matched += labels_match(ref_label=ref.label, label=label)
     return total, matched
 
 

@@ -17,19 +17,16 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from material.models import Answer, AnswerPair
+from material.models import Answer
 from panels.models import Expert, Membership, Panel
 from panels.services import actor_or_none, audit
 from quality import kinds as gold_kinds
 from quality.copies import (
     ScoringSpec,
     answers_copy,
-    comparison_material_create,
-    pairs_copy,
     scores_match,
     scoring_material_create,
 )
@@ -42,16 +39,13 @@ from quality.models import (
     ReferenceLabel,
     ReferenceScore,
 )
-from quality.pairwise import GoldItem, labels_match, pairwise_gold_pool
-from taxonomy.models import ComparisonCriterion, Criterion, CriterionGroup
+from taxonomy.models import Criterion, CriterionGroup
 from work.models import (
     Assignment,
     AssignmentKind,
     AssignmentStatus,
     Estimate,
     ReservedAnswer,
-    Triple,
-    TripleKind,
 )
 
 EXAM_SETTINGS_FIELDS = (
@@ -193,87 +187,6 @@ def exam_item_remove(*, exam: Exam, answer_id: int, user: Any = None) -> Exam:
 
 
 MAX_GOLD_PAIRS = 200
-GOLD_COMMENT = "unanimous 3/3"
-
-
-def gold_reference_labels(gold: Sequence[GoldItem], **owner: Any) -> list[ReferenceLabel]:
-    """The reference labels of one gold pair (its unanimous labels) for an exam item
-    (`item=`) or a control item (`control_item=`)."""
-    labels = []
-    for g in gold:
-        assert g.triple.comparison_criterion_id is not None, "gold is pairwise"
-        labels.append(
-            ReferenceLabel(
-                comparison_criterion_id=g.triple.comparison_criterion_id,
-                label=g.label.value,
-                comment=GOLD_COMMENT,
-                **owner,
-            )
-        )
-    return labels
-
-
-def gold_pairs(panel_id: int) -> dict[int, list[GoldItem]]:
-    """The panel's pairs whose every comparison criterion is unanimous, with their gold items.
-
-    A pair with one criterion in dispute is left out whole: an exam pair asks every criterion,
-    and a criterion without a reference would be a question nobody can be graded on.
-    """
-    by_pair: dict[int, list[GoldItem]] = defaultdict(list)
-    for gold in pairwise_gold_pool(panel_id):
-        if gold.triple.pair_id is not None:
-            by_pair[gold.triple.pair_id].append(gold)
-    n_triples = dict(
-        Triple.objects.filter(kind=TripleKind.PAIRWISE, pair_id__in=list(by_pair))
-        .values("pair_id")
-        .annotate(n=Count("id"))
-        .values_list("pair_id", "n")
-    )
-    return {pk: items for pk, items in by_pair.items() if len(items) == n_triples.get(pk)}
-
-
-@transaction.atomic
-def exam_pairs_add_from_gold(
-    *, exam: Exam, n: int, seed: int | None = None, user: Any = None
-) -> tuple[Exam, list[ExamItem]]:
-    """Add up to `n` side-by-side pairs of the exam's panel, drawn (with `seed`) from its gold
-    pool, as frozen copies with their unanimous labels as the references.
-
-    Pairs already in the exam are not drawn again; fewer than `n` left means all of them.
-    Returns the version written to and the new items.
-    """
-    if not 1 <= n <= MAX_GOLD_PAIRS:
-        raise ExamError(
-            _("n: the number of pairs must be between 1 and %(max)d.") % {"max": MAX_GOLD_PAIRS}
-        )
-    gold = gold_pairs(exam.panel_id)
-    pairs = {
-        p.pk: p
-        for p in AnswerPair.objects.filter(pk__in=list(gold)).select_related("answer_a", "answer_b")
-    }
-    taken = set(
-        exam.items.filter(pair__isnull=False).values_list(
-            "pair__answer_a__reserved__source_id", "pair__answer_b__reserved__source_id"
-        )
-    )
-    fresh = sorted(pk for pk, p in pairs.items() if (p.answer_a_id, p.answer_b_id) not in taken)
-    if not fresh:
-        raise ExamError(_("The panel's gold pool has no unanimous pairs left to add."))
-    seed = secrets.randbits(63) if seed is None else seed
-    # Reproducible from the seed, like the work builder's draws.
-    chosen = sorted(random.Random(seed).sample(fresh, min(n, len(fresh))))  # noqa: S311
-    target = exam_writable(exam, user)
-    copies = pairs_copy(sources=[pairs[pk] for pk in chosen], purpose=ReservedAnswer.Purpose.EXAM)
-    start = target.items.count()
-    items = ExamItem.objects.bulk_create(
-        [ExamItem(exam=target, pair=copy, position=start + k) for k, copy in enumerate(copies)]
-    )
-    ReferenceLabel.objects.bulk_create(
-        label
-        for item, pk in zip(items, chosen, strict=True)
-        for label in gold_reference_labels(gold[pk], item=item)
-    )
-    return target, items
 
 
 @dataclass
@@ -461,48 +374,6 @@ def attempt_answers_create(
     )
 
 
-def attempt_pairs_create(
-    attempt: ExamAttempt,
-    items: list[ExamItem],
-    labels: dict[int, list[ReferenceLabel]],
-    rng: random.Random,
-) -> None:
-    """Pair items: fresh copies of the pair (both answers), one pairwise triple of overlap 1
-    per referenced comparison criterion, one exam assignment with its own placement."""
-    sources = {
-        p.pk: p
-        for p in AnswerPair.objects.filter(pk__in=[i.pair_id for i in items]).select_related(
-            "answer_a", "answer_b"
-        )
-    }
-    copies = pairs_copy(
-        sources=[sources[i.pair_id] for i in items if i.pair_id is not None],
-        purpose=ReservedAnswer.Purpose.EXAM,
-    )
-    criteria = [
-        [
-            r.comparison_criterion
-            for r in sorted(labels[i.pk], key=lambda r: (r.comparison_criterion.position, r.pk))
-        ]
-        for i in items
-    ]
-    assignments = comparison_material_create(
-        expert=attempt.expert,
-        panel=attempt.exam.panel,
-        kind=AssignmentKind.EXAM,
-        pairs=copies,
-        criteria=criteria,
-        rng=rng,
-    )
-    # The attempt item's answer is the copy's answer A, as a pairwise triple's answer is.
-    ExamAttemptItem.objects.bulk_create(
-        [
-            ExamAttemptItem(attempt=attempt, item=i, answer_id=c.answer_a_id, assignment=a)
-            for i, c, a in zip(items, copies, assignments, strict=True)
-        ]
-    )
-
-
 def exam_on_assignment_submitted(assignment_id: int) -> None:
     """Hook after a successful submission: grade the attempt once all its answers are in.
 
@@ -602,64 +473,6 @@ def attempt_comparisons(attempt: ExamAttempt, *, tolerance: int | None = None) -
     return rows
 
 
-@dataclass
-class PairComparison:
-    """One comparison criterion of one exam pair: the candidate's label next to the reference,
-    both in the pair's own orientation (never the side the candidate was shown)."""
-
-    item_id: int
-    position: int
-    pair_id: int
-    criterion: ComparisonCriterion
-    ref_label: str
-    ref_comment: str
-    label: str
-    comment: str
-    status: str
-    match: bool
-
-
-def attempt_pair_comparisons(attempt: ExamAttempt) -> list[PairComparison]:
-    """Every reference label of the attempt's exam version next to the candidate's label."""
-
-    links = dict(
-        ExamAttemptItem.objects.filter(attempt=attempt, item__pair__isnull=False).values_list(
-            "item_id", "assignment_id"
-        )
-    )
-    estimates = {
-        (e.assignment_id, e.triple.comparison_criterion_id): e
-        for e in Estimate.objects.filter(
-            assignment_id__in=list(links.values()), triple__kind=TripleKind.PAIRWISE
-        ).select_related("triple", "assignment")
-    }
-    rows = []
-    for ref in (
-        ReferenceLabel.objects.filter(item__exam_id=attempt.exam_id)
-        .select_related("comparison_criterion", "item")
-        .order_by("item__position", "item_id", "comparison_criterion__position", "pk")
-    ):
-        assignment_id = links.get(ref.exam_item_id)
-        est = estimates.get((assignment_id, ref.comparison_criterion_id)) if assignment_id else None
-        label = est.label if est is not None and est.status == "submitted" else ""
-        assert ref.exam_item.pair_id is not None, "a reference label belongs to a pair item"
-        rows.append(
-            PairComparison(
-                item_id=ref.exam_item_id,
-                position=ref.exam_item.position,
-                pair_id=ref.exam_item.pair_id,
-                criterion=ref.comparison_criterion,
-                ref_label=ref.label,
-                ref_comment=ref.comment,
-                label=label,
-                comment=est.assignment.comment if est is not None else "",
-                status=est.status if est is not None else "missing",
-                match=labels_match(ref_label=ref.label, label=label),
-            )
-        )
-    return rows
-
-
 @transaction.atomic
 def exam_attempt_grade(*, attempt_id: int) -> ExamAttempt:
     """Grade an attempt (once): matching coefficient, verdict, qualification on a pass."""
@@ -667,9 +480,7 @@ def exam_attempt_grade(*, attempt_id: int) -> ExamAttempt:
     attempt = ExamAttempt.objects.select_for_update().select_related("exam").get(pk=attempt_id)
     if attempt.graded:
         return attempt
-    matches = [r.match for r in attempt_comparisons(attempt)] + [
-        r.match for r in attempt_pair_comparisons(attempt)
-    ]
+    matches = [m for kind in gold_kinds.kinds for m in kind.exam_matches(attempt)]
     attempt.n_total = len(matches)
     attempt.n_matched = sum(matches)
     attempt.coefficient = attempt.n_matched / attempt.n_total if attempt.n_total else 0.0

@@ -1,24 +1,24 @@
 """What a candidate is shown of his exam and practice answers against the references: the
 practice feedback after each item, and the pair comparisons as he saw each pair (issue #18).
-The comparisons themselves are computed in quality.exams."""
+The comparisons themselves are computed in quality.exams and quality.kind_pairwise."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext as _
 
 from protocol.pairwise import unplace
 from quality import kinds as gold_kinds
-from quality.exams import (
-    Comparison,
-    ExamError,
-    PairComparison,
-)
+from quality.exams import Comparison, ExamError
 from quality.models import LABEL_CHOICES, ExamAttempt, ExamAttemptItem
 from taxonomy.models import ComparisonCriterion
 from work.models import AssignmentStatus
+
+if TYPE_CHECKING:
+    from quality.kind_pairwise import PairComparison
 
 
 @dataclass

@@ -49,6 +49,9 @@ class PointwiseGold:
     ) -> None:
         exams.attempt_answers_create(attempt, items, references.scores)
 
+    def exam_matches(self, attempt: ExamAttempt) -> list[bool]:
+        return [r.match for r in exams.attempt_comparisons(attempt)]
+
     def practice_rows(
         self, attempt: ExamAttempt, link: ExamAttemptItem
     ) -> tuple[list[Comparison], list[ShownPairRow]]:

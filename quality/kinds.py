@@ -73,6 +73,10 @@ class GoldKind(Protocol):
         """The attempt's fresh copies and exam assignments of a run of items of this kind."""
         ...
 
+    def exam_matches(self, attempt: ExamAttempt) -> list[bool]:
+        """Per graded question of the attempt's items of this kind: whether it matched."""
+        ...
+
     def practice_rows(
         self, attempt: ExamAttempt, link: ExamAttemptItem
     ) -> tuple[list[Comparison], list[ShownPairRow]]:

@@ -101,18 +101,12 @@ class ExamItem(models.Model):
         ]
 
     def __str__(self) -> str:
-        if self.pair_id is not None:
-            return f"{self.exam_id}:pair {self.pair_id}"
-        return f"{self.exam_id}:{self.answer_id}"
+        return f"{self.exam_id}:{self.task_kind} {self.pair_id or self.answer_id}"
 
     @property
     def task_kind(self) -> str:
-        """The kind of the item's work (work.kinds): a pair compared, else an answer scored."""
-        return kinds.PAIRWISE if self.pair_id is not None else kinds.POINTWISE
-
-    @property
-    def is_pair(self) -> bool:
-        return self.task_kind == kinds.PAIRWISE
+        """The kind of the item's work (work.kinds): the kind whose item it holds."""
+        return kinds.kind_of(self)
 
     # A pointwise item always has its answer (`exam_item_answer_or_pair`): a typed accessor.
     @property
@@ -392,9 +386,10 @@ class ControlItem(models.Model):
     on it, and making it a control item releases the panel's open (unsubmitted) work on it (see
     quality.control.control_item_add).
 
-    A pair (a source pair of the panel, unanimous on every criterion: quality.control.
-    control_pairs_add_from_gold) has its ReferenceLabels; its labelling is complete, so no work
-    is taken from anyone. Each delivery is a frozen copy of it (like an answer's).
+    A pair (a source pair of the panel, unanimous on every criterion:
+    quality.kind_pairwise.control_pairs_add_from_gold) has its ReferenceLabels; its labelling is
+    complete, so no work is taken from anyone. Each delivery is a frozen copy of it (like an
+    answer's).
     """
 
     panel = models.ForeignKey(Panel, on_delete=models.CASCADE, related_name="control_items")
@@ -429,18 +424,12 @@ class ControlItem(models.Model):
         ]
 
     def __str__(self) -> str:
-        if self.pair_id is not None:
-            return f"control pair {self.pair_id} in {self.panel_id}"
-        return f"control {self.answer_id} in {self.panel_id}"
+        return f"control {self.task_kind} {self.pair_id or self.answer_id} in {self.panel_id}"
 
     @property
     def task_kind(self) -> str:
-        """The kind of the item's work (work.kinds): a pair compared, else an answer scored."""
-        return kinds.PAIRWISE if self.pair_id is not None else kinds.POINTWISE
-
-    @property
-    def is_pair(self) -> bool:
-        return self.task_kind == kinds.PAIRWISE
+        """The kind of the item's work (work.kinds): the kind whose item it holds."""
+        return kinds.kind_of(self)
 
     # A pointwise item always has its answer (`control_item_answer_or_pair`): a typed accessor.
     @property

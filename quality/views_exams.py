@@ -24,7 +24,7 @@ from panels.access import allowed, get_object_for, require
 from panels.models import Expert, Panel
 from quality import exam_import as exam_import_service
 from quality import exams as exam_services
-from quality import feedback
+from quality import feedback, kind_pairwise
 from quality import selectors as quality_selectors
 from quality.forms import AnswerIdForm, ExamForm, GoldPairsForm, ImportForm, OverrideForm
 from quality.models import Exam, ExamAttempt, ReferenceLabel, ReferenceScore
@@ -217,7 +217,7 @@ def exam_pairs_add(request: HttpRequest, pk: int) -> HttpResponse:
     return _exam_change(
         request,
         exam,
-        lambda: exam_services.exam_pairs_add_from_gold(
+        lambda: kind_pairwise.exam_pairs_add_from_gold(
             exam=exam, n=n, seed=seed, user=request.user
         )[0],
         _("Side-by-side pairs added from the gold pool (version %(v)d)."),
@@ -318,7 +318,7 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
         except exam_services.ExamError as exc:
             form.add_error(None, str(exc))
     rows = exam_services.attempt_comparisons(attempt)
-    pair_rows = exam_services.attempt_pair_comparisons(attempt)
+    pair_rows = kind_pairwise.attempt_pair_comparisons(attempt)
     show_all = request.GET.get("all") == "1"
     return render(
         request,
@@ -462,7 +462,7 @@ def attempt_result(request: HttpRequest, pk: int) -> HttpResponse:
         messages.info(request, _("The result is shown once every item is answered."))
         return redirect("exam_attempt_continue", pk=attempt.pk)
     rows = exam_services.attempt_comparisons(attempt)
-    pair_rows = exam_services.attempt_pair_comparisons(attempt)
+    pair_rows = kind_pairwise.attempt_pair_comparisons(attempt)
     mismatches = [r for r in rows if not r.match]
     pair_mismatches = feedback.shown_pair_rows(attempt, [r for r in pair_rows if not r.match])
     return render(

@@ -1,4 +1,4 @@
-"""Start-up check: every registered task kind has all its slots filled (work.kinds)."""
+"""Start-up check: every kind whose work is held as assignments has its page (work.pages)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,17 @@ from typing import Any
 
 from django.core import checks
 
-from work import kinds
+from work import kinds, pages
 
 
 @checks.register()
 def task_kinds_complete(app_configs: Any = None, **_kwargs: Any) -> list[checks.CheckMessage]:
     return [
         checks.Error(
-            f"task kind {kind.key!r} has no {', '.join(missing)}",
-            hint="the app owning the slot fills it in its AppConfig.ready() (work.kinds)",
+            f"task kind {kind.key!r} is held as assignments but has no page",
+            hint="register its KindPage in work.pages (WorkConfig.ready())",
             id="work.E001",
         )
-        for kind in kinds.registered()
-        if (missing := kinds.missing_slots(kind))
+        for kind in kinds.items
+        if kind.key not in pages.pages
     ]

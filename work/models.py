@@ -185,8 +185,8 @@ class Assignment(models.Model):
 
     @property
     def task_kind(self) -> str:
-        """The kind of its work (work.kinds): side by side when it holds a pair, else the rubric."""
-        return kinds.PAIRWISE if self.pair_id is not None else kinds.POINTWISE
+        """The kind of its work (work.kinds): the kind whose item it holds."""
+        return kinds.kind_of(self)
 
 
 class EstimateStatus(models.TextChoices):

@@ -25,7 +25,6 @@ from panels.models import Membership, Panel
 from protocol import authoring as rules
 from taxonomy.models import Task
 from tests.conftest import PASSWORD, Personas, make_expert
-from work import kinds
 from work.assignments import assignments_build, triples_build
 from work.models import Assignment
 
@@ -86,7 +85,6 @@ def test_review_agreement_matches_a_hand_computation() -> None:
     assert out["agreement"] == pytest.approx(0.8)
     assert out["kappa"] == pytest.approx((0.8 - 0.56) / (1 - 0.56))
     assert rules.review_agreement([("accept", "accept")])["kappa"] is None
-    assert kinds.get(kinds.AUTHORING).agreement is rules.review_agreement
 
 
 def test_draft_errors_name_the_field() -> None:

@@ -20,7 +20,6 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -662,43 +661,52 @@ def test_a_triple_scored_na_by_everyone_is_not_exported(
 
 
 # ---------------------------------------------------------------------------------------------
-# The task-kind seam: aggregation, export and the console's agreement ask the kind's slots.
+# The kinds' parts (dataset.parts): a kind plugs its verdicts and tables into the aggregation and
+# the export without either naming it.
 # ---------------------------------------------------------------------------------------------
 
 
-def test_aggregation_export_and_agreement_dispatch_through_the_task_kind(
-    material: dict[str, Any],
-    personas: Personas,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_registered_part_adds_its_verdicts_report_notes_and_table(
+    material: dict[str, Any], tmp_path: Path
 ) -> None:
-    from console.selectors import panel_agreement
-    from work import kinds
+    import pyarrow as pa
 
-    pointwise = kinds.get(kinds.POINTWISE)
-    calls: list[str] = []
+    from dataset.parts import parts
 
-    def spy(name: str) -> Callable[..., Any]:
-        original = getattr(pointwise, name)
+    computed: list[str] = []
 
-        def call(*args: Any, **kwargs: Any) -> Any:
-            calls.append(name)
-            return original(*args, **kwargs)
+    class ScratchPart:
+        key = "scratch-test"
 
-        return call
+        def compute(self, rules: Any) -> dict[str, int]:
+            computed.append("compute")
+            return {"items": 2}
 
-    for name in ("aggregate", "export_schema", "agreement"):
-        monkeypatch.setattr(pointwise, name, spy(name))
+        def verdict_rows(self, result: Any, job_id: int | None) -> pa.Table | None:
+            return None
 
-    aggregation_run()
-    assert calls == ["aggregate"]
-    calls.clear()
-    dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
-    assert calls.count("aggregate") == 1 and calls.count("export_schema") >= 1
-    calls.clear()
-    panel_agreement(personas.panel_a)
-    assert calls == ["agreement"]
-    # A kind whose slot is gone fails loudly instead of falling back to pointwise code.
-    monkeypatch.setattr(pointwise, "aggregate", None)
-    with pytest.raises(ImproperlyConfigured):
-        aggregation_run()
+        def report(self, result: Any) -> dict[str, Any]:
+            return {"scratch": dict(result)}
+
+        def notes(self, result: Any) -> list[tuple[str, str]]:
+            return [("Sheet scratch", "two rows of a scratch kind")]
+
+        def write(self, sink: Any, result: Any, *, fmt: str, chunk_rows: int) -> None:
+            schema = pa.schema([("n", pa.int64())])
+            batch = pa.record_batch([pa.array(range(result["items"]), pa.int64())], schema=schema)
+            sink.write_table("scratch", schema, iter([batch]))
+
+    parts.register(ScratchPart(), key="scratch-test")
+    try:
+        assert aggregation_run()["scratch"] == {"items": 2}
+        assert computed == ["compute"]
+        report = dataset_export(tmp_path / "ds", ExportOptions(fmt="parquet"))
+        assert report["scratch"] == {"items": 2} and report["rows"]["scratch"] == 2
+        assert pq.read_table(tmp_path / "ds" / "scratch.parquet").column("n").to_pylist() == [0, 1]
+        dataset_export(tmp_path / "ds.xlsx", ExportOptions(fmt="xlsx"))
+        book = openpyxl.load_workbook(tmp_path / "ds.xlsx", read_only=True)
+        assert [r[0] for r in book["scratch"].iter_rows(values_only=True)] == ["n", 0, 1]
+        notes = [r[0] for r in book[book.sheetnames[0]].iter_rows(values_only=True)]
+        assert "Sheet scratch" in notes
+    finally:
+        parts.pop("scratch-test")

@@ -30,7 +30,8 @@ from material.models import Answer, AnswerPair, LanguageModel
 from panels.models import Expert, Panel
 from protocol import agreement as nominal
 from protocol.pairwise import Label, unplace
-from quality.pairwise import comparison_agreement, pairwise_gold_pool
+from quality.pairwise import comparison_agreement, labels_match, pairwise_gold_pool
+from quality.selectors import expert_agreement
 from taxonomy.services import comparison_criteria
 from tests.conftest import Personas, make_expert
 from tests.dataset.test_aggregation import GOOD, score_triples
@@ -116,13 +117,19 @@ def test_the_aggregation_report_counts_each_outcome() -> None:
 
 
 def test_the_pairwise_kind_is_registered_whole() -> None:
-    pairwise = kinds.get(kinds.PAIRWISE)
-    assert kinds.missing_slots(pairwise) == []
-    assert checks.task_kinds_complete() == []
-    assert pairwise.gold_match is not None
-    assert pairwise.gold_match(ref_label=B, label=Label.B)
-    assert not pairwise.gold_match(ref_label=GOOD_BOTH, label=BAD_BOTH)
-    assert not pairwise.gold_match(ref_label=A, label="")
+    from dataset.parts import parts
+    from quality import kinds as gold_kinds
+    from quality.checks import gold_kinds_complete
+    from work import pages
+
+    assert kinds.get(kinds.PAIRWISE).label == "side-by-side comparison"
+    assert kinds.items[kinds.PAIRWISE].item_field == "pair"
+    assert kinds.PAIRWISE in pages.pages and kinds.PAIRWISE in gold_kinds.kinds
+    assert kinds.PAIRWISE in parts
+    assert checks.task_kinds_complete() == [] and gold_kinds_complete() == []
+    assert labels_match(ref_label=B, label=Label.B)
+    assert not labels_match(ref_label=GOOD_BOTH, label=BAD_BOTH)
+    assert not labels_match(ref_label=A, label="")
 
 
 def test_the_pairs_schema_refuses_a_criterion_key_that_spells_another_column() -> None:
@@ -315,8 +322,7 @@ def test_the_job_aggregates_both_kinds_and_the_pointwise_result_is_unchanged(
 
 
 def test_agreement_per_criterion_is_protocol_agreement_on_the_same_labels(labelled: Pairs) -> None:
-    measured = kinds.slot(kinds.PAIRWISE, "agreement")(labelled.panel)
-    assert measured == comparison_agreement(labelled.panel)
+    measured = comparison_agreement(labelled.panel)
     assert list(measured) == labelled.keys  # criteria in the set's order
     for key in labelled.keys:
         items = [labels_of(labelled, pair, key) for pair in labelled.pairs]
@@ -485,7 +491,7 @@ def test_no_pairs_table_without_pairwise_work(
 def test_the_pointwise_agreement_leaves_pairwise_labels_out(labelled: Pairs) -> None:
     # A label has no score: counted as pointwise work, every pairwise estimate would "agree"
     # with its co-raters on a NULL score, under an empty criterion group.
-    assert kinds.slot(kinds.POINTWISE, "agreement")(labelled.panel) == {}
+    assert expert_agreement(labelled.panel) == {}
 
 
 def test_no_pairs_table_while_every_pair_is_still_in_work(

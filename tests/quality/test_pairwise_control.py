@@ -13,10 +13,10 @@ from panels.models import Expert, Membership, SupervisorAction
 from protocol.pairwise import Label
 from quality.control import (
     control_items_distribute,
-    control_pairs_add_from_gold,
     control_settings_update,
 )
-from quality.exams import GOLD_COMMENT, ExamError
+from quality.exams import ExamError
+from quality.kind_pairwise import GOLD_COMMENT, control_pairs_add_from_gold
 from quality.models import ControlDelivery, ControlItem, ControlStanding, ReferenceLabel
 from taxonomy.models import ComparisonCriterion
 from tests.conftest import Personas, make_expert

@@ -13,15 +13,17 @@ from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from panels.models import Membership
 from protocol.pairwise import Label, swap
 from quality.exams import (
-    GOLD_COMMENT,
     ExamError,
     ReferenceInput,
-    attempt_pair_comparisons,
     exam_attempt_start,
     exam_create,
     exam_item_add,
-    exam_pairs_add_from_gold,
     exam_references_set,
+)
+from quality.kind_pairwise import (
+    GOLD_COMMENT,
+    attempt_pair_comparisons,
+    exam_pairs_add_from_gold,
 )
 from quality.models import LABEL_CHOICES, Exam, ExamAttempt, ExamItem, ReferenceLabel
 from taxonomy.models import ComparisonCriterion
@@ -315,7 +317,7 @@ def test_a_mixed_exam_grades_scores_and_labels_together(
     attempt = exam_attempt_start(exam=exam, expert=candidate)
     links = list(attempt.items.select_related("item", "assignment").order_by("assignment_id"))
     # The attempt's sequence follows the exam's order: the answer first, then the pair.
-    assert [link.item.is_pair for link in links] == [False, True]
+    assert [link.item.task_kind for link in links] == ["pointwise", "pairwise"]
     pointwise, pairwise = links
     with django_capture_on_commit_callbacks(execute=True):
         result = assignment_submit(

@@ -1,94 +1,133 @@
-"""The task-kind seam (work.kinds): pointwise is registered whole, slots stay in their layers."""
+"""The task-kind seam (work.kinds): each kind is a plug-in of every layer, chosen by the kind
+value of the item at run time."""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from work import checks, kinds
+from dataset.parts import parts
+from quality import kinds as gold_kinds
+from quality.checks import gold_kinds_complete
+from quality.models import ControlItem, ExamItem
+from work import checks, kinds, pages
+from work.models import Assignment
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Scratch:
+    key: str = "scratch-test"
+    item_field: str = "scratch"
+    in_entry: bool = False
+
+    def flag_refusal(self) -> str:
+        return "no"
+
+    def rubric_refusal(self, assignment_id: int) -> str:
+        return "no"
 
 
 @pytest.fixture
-def scratch_kind() -> Iterator[kinds.TaskKind]:
-    kind = kinds.register(kinds.TaskKind(key="scratch-test", label="scratch"))
+def scratch_kind() -> Iterator[Scratch]:
+    kind = Scratch()
+    kinds.items.register(kind, key="scratch-test")
     yield kind
-    kinds._kinds.pop("scratch-test")
+    kinds.items.pop("scratch-test")
 
 
-def test_pointwise_has_every_slot_and_the_start_up_check_passes() -> None:
-    assert kinds.missing_slots(kinds.get(kinds.POINTWISE)) == []
-    assert checks.task_kinds_complete() == []
+def test_every_kind_is_declared_and_every_held_kind_has_its_page_and_gold_items() -> None:
+    assert [k.key for k in kinds.registered()] == [
+        kinds.POINTWISE,
+        kinds.PAIRWISE,
+        kinds.MARKUP,
+        kinds.AUTHORING,
+    ]
+    assert kinds.items.keys() == [kinds.POINTWISE, kinds.PAIRWISE]
+    assert checks.task_kinds_complete() == [] and gold_kinds_complete() == []
+    assert set(pages.pages.keys()) == set(gold_kinds.kinds.keys()) == set(kinds.items.keys())
+    assert parts.keys() == [kinds.PAIRWISE]
 
 
-def test_a_kind_with_empty_slots_fails_the_start_up_check(scratch_kind: kinds.TaskKind) -> None:
-    kinds.contribute("scratch-test", "work", item_errors=lambda *a: [])
-    errors = checks.task_kinds_complete()
-    assert [e.id for e in errors] == ["work.E001"]
-    assert "parse_submission" in errors[0].msg and "item_errors" not in errors[0].msg
+def test_a_held_kind_without_its_page_or_gold_items_fails_the_start_up_checks(
+    scratch_kind: Scratch,
+) -> None:
+    assert [e.id for e in checks.task_kinds_complete()] == ["work.E001"]
+    assert [e.id for e in gold_kinds_complete()] == ["quality.E001"]
+    assert "scratch-test" in checks.task_kinds_complete()[0].msg
 
 
-def test_an_app_fills_only_its_own_slots_and_each_slot_once(scratch_kind: kinds.TaskKind) -> None:
-    with pytest.raises(ImproperlyConfigured):
-        kinds.contribute("scratch-test", "work", gold_match=lambda **kw: True)
-    kinds.contribute("scratch-test", "quality", gold_match=lambda **kw: True)
-    with pytest.raises(ImproperlyConfigured):
-        kinds.contribute("scratch-test", "quality", gold_match=lambda **kw: False)
-    with pytest.raises(ImproperlyConfigured):
-        kinds.contribute("never-registered", "quality", gold_match=lambda **kw: True)
+def test_a_row_s_kind_is_the_kind_whose_item_field_it_fills(scratch_kind: Scratch) -> None:
+    for model in (Assignment, ExamItem, ControlItem):
+        assert model(answer_id=1).task_kind == kinds.POINTWISE
+        assert model(answer_id=1, pair_id=7).task_kind == kinds.PAIRWISE
+        assert kinds.of(model(answer_id=1, pair_id=7)).item_field == "pair"
+
+    @dataclass
+    class Row:
+        answer_id: int | None = 1
+        pair_id: int | None = None
+        scratch_id: int | None = None
+
+    assert kinds.kind_of(Row(scratch_id=3)) == "scratch-test"
+    assert kinds.kind_of(Row()) == kinds.POINTWISE
 
 
-def test_pointwise_gold_match_na_is_a_value_and_tolerance_is_for_wide_scales() -> None:
-    match = kinds.get(kinds.POINTWISE).gold_match
-    assert match is not None
-    same = {"ref_score": None, "ref_na": True, "score": None, "is_na": True, "scale": [0, 1, 2]}
-    assert match(**same)
-    assert not match(ref_score=None, ref_na=True, score=0, is_na=False, scale=[0, 1, 2])
-    assert match(ref_score=3, ref_na=False, score=4, is_na=False, scale=range(5), tolerance=1)
-    assert not match(ref_score=1, ref_na=False, score=2, is_na=False, scale=[0, 1, 2], tolerance=1)
+def test_a_kind_is_registered_once() -> None:
+    with pytest.raises(ImproperlyConfigured, match="registered twice"):
+        kinds.register(kinds.TaskKind(kinds.MARKUP, "another markup"))
+    with pytest.raises(ImproperlyConfigured, match="nothing is registered"):
+        kinds.get("never-registered")
 
 
-def test_span_markup_is_a_kind_whose_inapplicable_slots_are_named_with_a_reason() -> None:
-    markup = kinds.get(kinds.MARKUP)
-    assert kinds.missing_slots(markup) == []
-    assert set(markup.not_applicable) == {"gold_match", "aggregate"}
-    assert all(reason.strip() for reason in markup.not_applicable.values())
-    # A slot declared inapplicable cannot be filled later by mistake.
-    with pytest.raises(ImproperlyConfigured, match="does not apply"):
-        kinds.contribute(kinds.MARKUP, "quality", gold_match=lambda **kw: True)
+# Which modules are the side-by-side kind's own: the only places that may test whether an item
+# is a pair (everything else asks the item's kind).
+PAIRWISE_MODULES = {
+    "work/kinds/pairwise.py",
+    "work/comparisons.py",
+    "work/views_compare.py",
+    "quality/kind_pairwise.py",
+    "quality/pairwise.py",
+    "dataset/pairwise.py",
+    "judging/run_pairwise.py",
+    "judging/pairwise.py",
+    "judging/pairwise_report.py",
+}
+APPS = [
+    "work", "quality", "dataset", "judging", "console", "markup", "authoring", "leaderboards",
+    "submissions", "generation", "material", "panels", "jobs", "participants", "guidelines",
+]  # fmt: skip
 
 
-def test_an_inapplicable_slot_is_not_missing(scratch_kind: kinds.TaskKind) -> None:
-    scratch_kind.not_applicable = {"aggregate": "none", "export_schema": "none"}
-    missing = kinds.missing_slots(scratch_kind)
-    assert "aggregate" not in missing and "export_schema" not in missing
-    assert "gold_match" in missing
+def _pair_branches(path: Path) -> list[int]:
+    """Lines that compare a `pair_id` with None or read an `is_pair`/`is_pairwise` flag."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Attribute)
+            and node.left.attr == "pair_id"
+            and any(isinstance(c, ast.Constant) and c.value is None for c in node.comparators)
+        ):
+            lines.append(node.lineno)
+        if isinstance(node, ast.Attribute) and node.attr in ("is_pair", "is_pairwise"):
+            lines.append(node.lineno)
+    return lines
 
 
-def test_the_markup_kinds_slots_read_check_and_measure_a_markup() -> None:
-    from protocol.markup_format import MarkupFormatError
-
-    text = "Мы одеваем шапки."
-    read = kinds.slot(kinds.MARKUP, "parse_submission")
-    document = read(
-        [{"startSelection": 3, "endSelection": 10, "type": "Р.знач", "group": "error"}],
-        text=text,
-        subject="rus",
-    )
-    assert [(f.start, f.end, f.code) for f in document.fragments] == [(3, 10, "Р.знач")]
-    assert kinds.slot(kinds.MARKUP, "item_errors")(document) == []
-    for bad, field in (
-        ("nope", "selections"),
-        ([{"startSelection": 3}], "selections[0].endSelection"),
-        ([{"type": "Р.знач", "group": "error", "comment": "x" * 5001}], "selections[0].comment"),
-    ):
-        with pytest.raises(MarkupFormatError) as caught:
-            read(bad, text=text, subject="rus")
-        assert caught.value.field == field
-    # Identical markups agree fully. Against an empty markup M2–M5 are 0 %, and M6 is 100 %
-    # (neither side has a correction, docs/spans.md) with the default weight w6 = 0.2.
-    agreement = kinds.slot(kinds.MARKUP, "agreement")
-    assert agreement(document.fragments, document.fragments, text) == 100.0
-    assert agreement(document.fragments, [], text) == pytest.approx(20.0)
-    assert list(kinds.slot(kinds.MARKUP, "export_schema")()) == ["texts", "markups", "fragments"]
+def test_no_module_outside_the_side_by_side_kind_branches_on_a_pair() -> None:
+    found = {}
+    for app in APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if "/migrations/" in rel or rel in PAIRWISE_MODULES:
+                continue
+            if lines := _pair_branches(path):
+                found[rel] = lines
+    assert found == {}

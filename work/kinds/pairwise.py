@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from work import comparisons, kinds
+from work import kinds
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,7 @@ class Pairwise:
     text. It is refused on its own page, never skipped or flagged."""
 
     key: str = kinds.PAIRWISE
+    item_field: str = "pair"
     in_entry: bool = False
 
     def flag_refusal(self) -> str:
@@ -33,12 +34,6 @@ class Pairwise:
 
 
 def register() -> None:
-    """The kind's declaration and work's slots of it (from WorkConfig.ready())."""
+    """The kind's declaration and its assignments' plug-in (from WorkConfig.ready())."""
     kinds.register(kinds.TaskKind(kinds.PAIRWISE, "side-by-side comparison"))
-    kinds.contribute(
-        kinds.PAIRWISE,
-        "work",
-        parse_submission=comparisons.comparison_from_post,
-        item_errors=comparisons.comparison_item_errors,
-    )
     kinds.items.register(Pairwise(), key=kinds.PAIRWISE)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from work import forms, kinds, services
+from work import kinds
 
 
 @dataclass(frozen=True)
@@ -12,6 +12,7 @@ class Pointwise:
     """The rubric's work: an answer's criteria, grouped across panels into one entry."""
 
     key: str = kinds.POINTWISE
+    item_field: str = ""
     in_entry: bool = True
 
     def flag_refusal(self) -> str:
@@ -22,12 +23,6 @@ class Pointwise:
 
 
 def register() -> None:
-    """The kind's declaration and work's slots of it (from WorkConfig.ready())."""
+    """The kind's declaration and its assignments' plug-in (from WorkConfig.ready())."""
     kinds.register(kinds.TaskKind(key=kinds.POINTWISE, label="pointwise rubric"))
-    kinds.contribute(
-        kinds.POINTWISE,
-        "work",
-        parse_submission=forms.items_from_post,
-        item_errors=services.item_errors,
-    )
     kinds.items.register(Pointwise(), key=kinds.POINTWISE)
