@@ -1,4 +1,4 @@
-"""The span markup kind's agreement (work.kinds slot `agreement`): how far two markups of one
+"""The span markup kind's agreement: how far two markups of one
 text agree, by the regulations' pairwise accuracy M (protocol.spans)."""
 
 from __future__ import annotations

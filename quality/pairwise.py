@@ -1,9 +1,9 @@
-"""The side-by-side (REPA pairwise) kind's quality slots: gold matching, agreement, gold pool.
+"""The side-by-side (REPA pairwise) kind's quality rules: gold matching, agreement, gold pool.
 
-- `labels_match` (slot `gold_match`): a candidate's label equals the gold one. Both are in the
+- `labels_match`: a candidate's label equals the gold one. Both are in the
   pair's own orientation (work.comparisons stores them so, undoing the page's A/B swap), so
   equality is the whole rule: no tolerance, and "both good" is not "both bad".
-- `comparison_agreement` (slot `agreement`): per comparison criterion, the panel's
+- `comparison_agreement`: per comparison criterion, the panel's
   majority-vote rate, Fleiss' kappa and Krippendorff's alpha (nominal), by
   `protocol.agreement.agreement_by_criterion` over the submitted labels.
 - `pairwise_gold_pool`: the unanimous items (REPA §3.2, "consistent"; issue #13: the gold pool

@@ -283,7 +283,7 @@ def comparison_rows(assignment: Assignment) -> list[dict[str, Any]]:
 
 
 def comparison_item_errors(labels: Mapping[str, str], keys: Iterable[str]) -> dict[str, list[str]]:
-    """The pairwise slot `item_errors`: exactly one of the four labels for every criterion.
+    """Exactly one of the four labels for every criterion.
 
     REPA requires an answer to every criterion; there is no rationale rule (the free comment is
     optional), and a label outside the four options is refused, never mapped.
@@ -300,7 +300,7 @@ def comparison_item_errors(labels: Mapping[str, str], keys: Iterable[str]) -> di
 
 
 def comparison_from_post(post: Mapping[str, Any]) -> ComparisonInput:
-    """The pairwise slot `parse_submission`: fields `label_<key>` and `comment`."""
+    """A comparison from the page's POST: fields `label_<key>` and `comment`."""
     labels = {
         name.removeprefix("label_"): str(value).strip()
         for name, value in post.items()
