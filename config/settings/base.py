@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "submissions",
     "authoring",
     "generation",
+    "discussion",
     "demo",
 ]
 
@@ -92,6 +93,7 @@ TEMPLATES = [
                 "authoring.context_processors.authoring_nav",
                 "generation.context_processors.generation_nav",
                 "work.context_processors.review_returns",
+                "discussion.context_processors.discussion",
             ],
         },
     },
