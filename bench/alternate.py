@@ -4,10 +4,10 @@ A change that should not move performance (a refactoring) is checked by running 
 benchmark on the old and the new code in turn, ABBA (old, new, new, old per round), on the same
 data and machine, so drift in the machine's load falls on both. Each commit is checked out once
 into a worktree in the temporary directory (`pollux-alternate/<rev>`, with this checkout's
-.venv). A benchmark with a `fast` step (aggregation, exports) runs only that step there
-(bench.steps.run_child) and its CPU seconds are compared; the others run whole
-(`bench/run.py NAME`) and the value of their last line is compared. Prints per benchmark the
-medians and new / old.
+.venv) and reads its own copy of the bench database, migrated by its own code. A benchmark with
+a `fast` step (aggregation, exports) runs only that step there (bench.steps.run_child) and its
+CPU seconds are compared; the others run whole (`bench/run.py NAME`) and the value of their last
+line is compared. Prints per benchmark the medians and new / old.
 
     python bench/alternate.py main~3 HEAD aggregation export-parquet --scale full --rounds 2
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -44,14 +45,35 @@ def worktree(rev: str) -> Path:
     return path
 
 
+def side_database(scale: str, tree: Path) -> str:
+    """A copy of the scale's bench database for one side (made once, from the shared one, which
+    `bench/run.py NAME --scale SCALE` or `ensure_dataset` built): each side migrates its own copy
+    with its own code, so a change of schema leaves the old side's tables as its code expects."""
+    import environ
+    import psycopg
+
+    from bench.datagen import database_url
+
+    base = database_url(scale)
+    cfg = environ.Env.db_url_config(base)
+    name = f"{cfg['NAME']}_{tree.name}"
+    admin = f"host={cfg['HOST']} port={cfg['PORT'] or 5432} user={cfg['USER']} dbname=postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{cfg["NAME"]}"')
+    return base.rsplit("/", 1)[0] + "/" + name
+
+
 def has_fast_step(name: str) -> str | None:
     module = "bench." + {"data-browser": "browser_page"}.get(name, name.replace("-", "_"))
     return module if hasattr(importlib.import_module(module), "fast") else None
 
 
-def measure(tree: Path, name: str, scale: str) -> tuple[float, str]:
-    """One measurement of `name` on the code in `tree`: (value, unit)."""
+def measure(tree: Path, name: str, scale: str, database: str) -> tuple[float, str]:
+    """One measurement of `name` on the code in `tree` and its database: (value, unit)."""
     module = has_fast_step(name)
+    env = dict(os.environ, BENCH_DATABASE_URL=database)
     if module:
         code = (
             "import json; from bench.steps import run_child; "
@@ -59,13 +81,19 @@ def measure(tree: Path, name: str, scale: str) -> tuple[float, str]:
             "print('RESULT ' + json.dumps(r))"
         )
         out = subprocess.run(
-            [sys.executable, "-c", code], cwd=tree, capture_output=True, text=True, check=True
+            [sys.executable, "-c", code],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         run = json.loads(next(x for x in reversed(out.splitlines()) if x.startswith("RESULT "))[7:])
         return float(run["cpu_s"]), "CPU s (fast step)"
     out = subprocess.run(
         [sys.executable, "bench/run.py", name, "--scale", scale],
         cwd=tree,
+        env=env,
         capture_output=True,
         text=True,
         check=True,
@@ -86,12 +114,25 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     trees = {"old": worktree(args.old), "new": worktree(args.new)}
+    databases = {side: side_database(args.scale, tree) for side, tree in trees.items()}
+    for side, tree in trees.items():
+        # Each side's schema by its own migrations (a no-op when nothing changed).
+        subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"],
+            cwd=tree,
+            env=dict(
+                os.environ,
+                BENCH_DATABASE_URL=databases[side],
+                DJANGO_SETTINGS_MODULE="config.settings.bench",
+            ),
+            check=True,
+        )
     for name in args.names:
         got: dict[str, list[float]] = {"old": [], "new": []}
         unit = ""
         for _ in range(args.rounds):
             for side in ("old", "new", "new", "old"):
-                value, unit = measure(trees[side], name, args.scale)
+                value, unit = measure(trees[side], name, args.scale, databases[side])
                 got[side].append(value)
                 print(f"{name} {side}: {value:.4g} {unit}", flush=True)
         old, new = statistics.median(got["old"]), statistics.median(got["new"])
