@@ -11,10 +11,11 @@
   the same way; the battles, the rating code and its parameters are the same for every source.
 - Battles keep the order of their triples (ids: the order the pairs were built in), which the
   online systems (Elo, Glicko-2) read; the bootstrap averages that order away (REPA §3.1).
-- `rankings_compute` fits each criterion on its own: Elo, Bradley–Terry and Glicko-2 on the
-  battles as they are ("fit"), and the bootstrap mean with its 2.5–97.5 % interval over
-  `rounds` resamples (all criteria in one `lib.ratings.bootstrap_groups` pass, one seeded
-  generator per criterion), then Borda points of the three systems' rankings.
+- `rankings_compute` rates each criterion on its own battles: Elo, Bradley–Terry and Glicko-2
+  on the battles as they are ("fit"), and the bootstrap mean with its 2.5–97.5 % interval over
+  `rounds` resamples, then Borda points of the three systems' rankings. All criteria go through
+  one `lib.ratings.rate_groups` call (one pass for every criterion's rounds and fits, one
+  seeded generator per criterion).
 """
 
 from __future__ import annotations
@@ -38,16 +39,13 @@ from jobs.models import Job, JobKind, JobStatus
 from jobs.services import enqueue
 from lib.numbers import decimal_number
 from lib.ratings import (
-    BootstrapResult,
     BradleyTerryParams,
     EloParams,
     Glicko2Params,
-    bootstrap_groups,
+    GroupRatings,
     borda,
-    bradley_terry,
-    elo,
-    glicko2,
     ranking,
+    rate_groups,
 )
 from material.models import LanguageModel
 from protocol.pairwise import Label, outcome
@@ -387,17 +385,14 @@ def rankings_compute(
     n_models = len(model_ids)
     played = [b for b in battles.values() if len(b)]
     report(1, 3, "ratings")
-    boot: dict[str, BootstrapResult] = {}
-    if played and params.rounds > 0:
-        a = [index[m] for b in played for m in b.model_a]
-        bb = [index[m] for b in played for m in b.model_b]
-        s = [x for b in played for x in b.outcome]
-        group = [g for g, b in enumerate(played) for _ in range(len(b))]
-        results = bootstrap_groups(
-            a,
-            bb,
-            s,
-            group,
+    rated: dict[str, GroupRatings] = {}
+    if played:
+        # Every criterion at once: the plain fits ride in the bootstrap's pass (lib.ratings).
+        results = rate_groups(
+            [index[m] for b in played for m in b.model_a],
+            [index[m] for b in played for m in b.model_b],
+            [x for b in played for x in b.outcome],
+            [g for g, b in enumerate(played) for _ in range(len(b))],
             n_models,
             rounds=params.rounds,
             seed=params.seed,
@@ -405,11 +400,9 @@ def rankings_compute(
             bt_params=params.bradley_terry,
             glicko2_params=params.glicko2,
         )
-        boot = {b.key: res for b, res in zip(played, results, strict=True)}
+        rated = {b.key: res for b, res in zip(played, results, strict=True)}
     names = {lm.pk: str(lm) for lm in LanguageModel.objects.filter(pk__in=model_ids)}
-    criteria = [
-        _criterion_result(b, model_ids, params, boot.get(b.key), names) for b in battles.values()
-    ]
+    criteria = [_criterion_result(b, model_ids, rated.get(b.key), names) for b in battles.values()]
     report(2, 3, "stored")
     return {
         "criteria": criteria,
@@ -422,8 +415,7 @@ def rankings_compute(
 def _criterion_result(
     battles: CriterionBattles,
     model_ids: list[int],
-    params: RankingParams,
-    boot: BootstrapResult | None,
+    rated: GroupRatings | None,
     names: dict[int, str],
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
@@ -433,22 +425,18 @@ def _criterion_result(
         "excluded": dict(battles.excluded),
         "models": [],
     }
-    if not len(battles):
+    if not len(battles) or rated is None:
         return out
     n_models = len(model_ids)
     index = {model_id: i for i, model_id in enumerate(model_ids)}
     a = np.array([index[m] for m in battles.model_a], dtype=np.int64)
     b = np.array([index[m] for m in battles.model_b], dtype=np.int64)
-    s = np.array(battles.outcome, dtype=np.float64)
     # Only the models that played this criterion are ranked in it.
     n_played = np.bincount(np.concatenate([a, b]), minlength=n_models)
     here = np.flatnonzero(n_played)
-    fits = {
-        "elo": elo(a, b, s, n_models, params.elo),
-        "bradley_terry": bradley_terry(a, b, s, n_models, params.bradley_terry),
-    }
-    glicko = glicko2(a, b, s, n_models, params.glicko2)
-    fits["glicko2"] = glicko.rating
+    glicko = rated.glicko2
+    fits = {"elo": rated.elo, "bradley_terry": rated.bradley_terry, "glicko2": glicko.rating}
+    boot = rated.bootstrap
     systems: dict[str, dict[str, np.ndarray | None]] = {}
     for system in SYSTEMS:
         fit = fits[system][here]
