@@ -30,19 +30,20 @@ from demo.judge_server import verdict
 from judge_worker import JudgeItem, JudgeOutput, parse_judge_output
 from judging.models import JudgeRun
 from judging.services import config_save, run_create, run_execute_inline
-from leaderboards.models import Leaderboard, Visibility
+from leaderboards.models import BoardVersion, Leaderboard, Visibility
 from leaderboards.services import snapshot_store
+from leaderboards.versions import version_current
 from material.models import Answer
 from protocol.pairwise import Label, unplace
 from submissions.models import State, Submission
 from submissions.services import (
     Metadata,
-    benchmark_instructions,
     publication_decide,
     publication_request,
     submission_refresh,
     submission_score,
     submission_upload,
+    version_instruction_ids,
 )
 from taxonomy.models import CriterionGroup
 from work.comparisons import ComparisonInput, comparison_submit
@@ -197,6 +198,15 @@ def demo_leaderboard_ensure() -> str:
             board.fixed_settings = {"temperature": 0, "max_new_tokens": 1024}
             board.submissions_per_day = 20
         board.save()
+    if board.judge_config is not None and board.judge_config.name == DEMO_SERVER_JUDGE:
+        # The demo server's judge at its new address is the same judge: a version frozen with
+        # it follows the address (a real judge change is a new version, cut by an admin).
+        BoardVersion.objects.filter(
+            leaderboard=board, judge_config__name=DEMO_SERVER_JUDGE
+        ).update(judge_config=board.judge_config)
+    # Version 1: the demo's instructions as the seed wrote them; an instruction accepted later
+    # (the README's writing walk-through) is not in it until an admin cuts version 2.
+    version_current(board)
     example = _example_file(board)
     judged = _demo_server_run(board)
     published = _demo_submission_ensure(board)
@@ -300,11 +310,13 @@ def _example_file(board: Leaderboard) -> Path:
 
 
 def _example_lines(board: Leaderboard, touch: str) -> list[str]:
-    """JSON lines answering every instruction of the board: the first demo answer to it, with
-    `touch` added (so two files made with different touches are different answers)."""
+    """JSON lines answering every instruction of the board's current version: the first demo
+    answer to it, with `touch` added (so two files made with different touches are different
+    answers)."""
     first: dict[int, str] = {}
+    ids = version_instruction_ids(version_current(board))
     for instruction_id, text in (
-        Answer.objects.filter(instruction__in=benchmark_instructions(board), reserved__isnull=True)
+        Answer.objects.filter(instruction_id__in=ids, reserved__isnull=True)
         .order_by("pk")
         .values_list("instruction_id", "text")
     ):

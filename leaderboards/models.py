@@ -9,6 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from jobs.models import Job
 from judging.models import JudgeConfig
+from material.models import Instruction
 from protocol.critical import DEFAULT_GATE_RULE, GATE_ANY, GATE_MAJORITY, GATE_POLLUX
 from taxonomy.models import TaskGroup
 
@@ -78,11 +79,85 @@ class Leaderboard(models.Model):
         return self.title
 
 
+class BoardVersion(models.Model):
+    """A version of a board's benchmark, frozen when an admin cuts it (leaderboards.versions):
+    its items (VersionItem: each instruction with its text, reference answer, catalogue place
+    and criteria as they were), the judge configuration that scores submissions (a saved
+    configuration never changes: an edit is a new one), the gate and aggregation rules and the
+    inference settings. Nothing that happens to the material later changes it; public inputs,
+    submissions, snapshots and their scores belong to one version. The board's own settings
+    are those of the next version to be cut."""
+
+    leaderboard = models.ForeignKey(Leaderboard, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    note = models.TextField(_("note"), blank=True)
+    # {"added": [ids], "removed": [ids], "changed": [{"instruction": id, "fields": [...]}],
+    #  "rules": [{"setting": name, "old": value, "new": value}]}: against the version before.
+    changelog = models.JSONField(default=dict, blank=True)
+    judge_config = models.ForeignKey(
+        JudgeConfig, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    gate_rule = models.CharField(max_length=8, choices=GateRule.choices, default=DEFAULT_GATE_RULE)
+    # The aggregation's rule 3 (dataset.aggregation.AggregationSettings.min_estimates).
+    min_estimates = models.PositiveSmallIntegerField(default=2)
+    fixed_settings = models.JSONField(default=dict, blank=True)
+    # The task types the items were chosen by (empty: every POLLUX task), for the changelog.
+    task_groups = models.JSONField(default=list, blank=True)
+    # A closed version's inputs are never downloadable (issue #30's closed test, not built yet:
+    # nothing reads the flag so far).
+    closed = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("benchmark version")
+        verbose_name_plural = _("benchmark versions")
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["leaderboard", "number"], name="board_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.leaderboard_id} v{self.number}"
+
+
+class VersionItem(models.Model):
+    """One instruction of a version, copied as it was when the version was cut: the public
+    inputs are written from these copies, so a later edit of the instruction changes nothing
+    of the version. PROTECT: an instruction of a version cannot be deleted (a submission to the
+    version stores its answers against it)."""
+
+    version = models.ForeignKey(BoardVersion, on_delete=models.CASCADE, related_name="items")
+    instruction = models.ForeignKey(Instruction, on_delete=models.PROTECT, related_name="+")
+    text = models.TextField()
+    reference_answer = models.TextField(blank=True)
+    task_type = models.CharField(max_length=300, blank=True)
+    task_path = models.TextField(blank=True)
+    complexity = models.CharField(max_length=8, blank=True)
+    style = models.CharField(max_length=64, blank=True)
+    # The criteria (ids, in order) the instruction's answers are scored on.
+    criteria = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["instruction_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "instruction"], name="version_item_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.version} #{self.instruction_id}"
+
+
 class LeaderboardSnapshot(models.Model):
-    """The computed rows of a leaderboard (leaderboards.services.snapshot_data): pages read the
-    latest snapshot, never the verdicts."""
+    """The computed rows of one version of a leaderboard (leaderboards.services.snapshot_data):
+    pages read the version's latest snapshot, never the verdicts."""
 
     leaderboard = models.ForeignKey(Leaderboard, on_delete=models.CASCADE, related_name="snapshots")
+    version = models.ForeignKey(
+        BoardVersion, on_delete=models.CASCADE, null=True, blank=True, related_name="snapshots"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     job = models.ForeignKey(Job, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     data = models.JSONField(default=dict)

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import connection
 from django.utils.translation import get_language
 
-from leaderboards.models import Leaderboard, LeaderboardSnapshot
+from leaderboards.models import BoardVersion, Leaderboard, LeaderboardSnapshot
 
 # Sorts by a fixed column; "group:<task type id>" sorts by that task type's column too.
 SORTS = ("score", "name", "low", "answers", "elo", "bradley_terry", "glicko2", "borda")
@@ -282,16 +282,23 @@ def choices(entries: dict[str, dict[str, str]]) -> list[tuple[str, str]]:
 _BOARD_FIELDS = list(Leaderboard._meta.concrete_fields)
 
 
-def _board_sql() -> str:
+def _board_sql(numbered: bool) -> str:
     board = Leaderboard._meta.db_table
     snap = LeaderboardSnapshot._meta.db_table
+    ver = BoardVersion._meta.db_table
     columns = ", ".join(f"b.{connection.ops.quote_name(f.column)}" for f in _BOARD_FIELDS)
+    # The version shown: the one asked for by number, else the latest.
+    which = "AND v.number = %s " if numbered else ""
+    version = f"FROM {ver} v WHERE v.leaderboard_id = b.id {which}ORDER BY v.number DESC LIMIT 1"
     latest = (
-        f"FROM {snap} s WHERE s.leaderboard_id = b.id ORDER BY s.created_at DESC, s.id DESC LIMIT 1"
+        f"FROM {snap} s WHERE s.leaderboard_id = b.id AND s.version_id = (SELECT v.id {version}) "
+        "ORDER BY s.created_at DESC, s.id DESC LIMIT 1"
     )
-    # Only the models' own table and column names go into the text; the slug is a parameter.
+    # Only the models' own table and column names go into the text; the slug and the number
+    # are parameters.
     return (
-        f"SELECT {columns}, (SELECT s.id {latest}), (SELECT s.created_at {latest}) "  # noqa: S608
+        f"SELECT {columns}, (SELECT s.id {latest}), (SELECT s.created_at {latest}), "  # noqa: S608
+        f"(SELECT v.id {version}), (SELECT v.number {version}) "
         f"FROM {board} b WHERE b.slug = %s"
     )
 
@@ -305,10 +312,13 @@ def _converted(field: Any, table: str, value: Any) -> Any:
     return value
 
 
-def board_with_snapshot(slug: str) -> Leaderboard | None:
-    """The board annotated with `snapshot_id` and `snapshot_at`."""
+def board_with_snapshot(slug: str, number: int | None = None) -> Leaderboard | None:
+    """The board annotated with the version shown (`version_id`, `version_number`: the one of
+    that number, else the latest; None when it has no such version) and that version's latest
+    snapshot (`snapshot_id`, `snapshot_at`)."""
+    params: list[Any] = [number] * 4 if number is not None else []
     with connection.cursor() as cursor:
-        cursor.execute(_board_sql(), [slug])
+        cursor.execute(_board_sql(number is not None), [*params, slug])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -322,4 +332,6 @@ def board_with_snapshot(slug: str) -> Leaderboard | None:
     board.snapshot_at = (  # type: ignore[attr-defined]
         None if at is None else _converted(created, LeaderboardSnapshot._meta.db_table, at)
     )
+    board.version_id = row[n + 2]  # type: ignore[attr-defined]
+    board.version_number = row[n + 3]  # type: ignore[attr-defined]
     return board

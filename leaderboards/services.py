@@ -1,8 +1,12 @@
 """Computing a leaderboard's snapshot and setting its visibility.
 
-The snapshot (`snapshot_data`) holds, per source — the experts' verdicts (dataset.TripleAggregate,
-the aggregation job's output) and each judge configuration's latest pointwise scores — one row
-per model: the mean normalised score under the board's critical gate rule, with its bootstrap
+The snapshot (`snapshot_data`) is one version's (leaderboards.versions): its rows are computed
+over the version's items only (each instruction with the criteria frozen for it), under the
+version's gate rule and aggregation minimum, and show only the submissions made to that
+version; scores of two versions never meet. It holds, per source — the experts' verdicts
+(dataset.TripleAggregate, the aggregation job's output) and each judge configuration's latest
+pointwise scores — one row per model: the mean normalised score under the version's critical
+gate rule, with its bootstrap
 95 % interval, per task type (the catalogue's top-level task of the instruction's task: POLLUX's
 35 task types) and per criterion (protocol.leaderboard, whose docstring states the rules); the
 rule and the reported scale (0–2); and the cells (model × task type ×
@@ -28,13 +32,19 @@ from django.utils.translation import gettext as _
 
 from comparison.models import SOURCE_HUMAN
 from comparison.services import latest_ranking
-from dataset.aggregation import AggregationSettings
 from dataset.models import EXCLUDED_CRITICAL, TripleAggregate
 from jobs.models import Job, JobKind, JobStatus
 from jobs.services import enqueue
 from judging.models import JudgeConfig, JudgeEstimate, JudgeRun, RunKind, RunStatus
 from leaderboards import hooks
-from leaderboards.models import Leaderboard, LeaderboardSnapshot, Visibility, VisibilityChange
+from leaderboards.models import (
+    BoardVersion,
+    Leaderboard,
+    LeaderboardSnapshot,
+    Visibility,
+    VisibilityChange,
+)
+from leaderboards.versions import item_criteria, version_current
 from material.models import LanguageModel
 from protocol.critical import DEFAULT_GATE_RULE, is_violation, violation_share
 from protocol.leaderboard import (
@@ -105,33 +115,47 @@ def _triple_columns(prefix: str) -> list[str]:
     ]
 
 
-def _scope(board: Leaderboard, prefix: str) -> dict[str, Any]:
-    groups = list(board.task_groups.values_list("pk", flat=True))
-    scope: dict[str, Any] = {f"{prefix}kind": TripleKind.POINTWISE}
-    if groups:
-        scope[f"{prefix}answer__instruction__task__group_id__in"] = groups
-    return scope
+def _scope(items: dict[int, set[int]], prefix: str) -> dict[str, Any]:
+    """The version's instructions (their criteria are checked per row: `_in_version`)."""
+    return {
+        f"{prefix}kind": TripleKind.POINTWISE,
+        f"{prefix}answer__instruction_id__in": list(items),
+    }
 
 
-def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
+def _in_version(items: dict[int, set[int]], instruction: int, criterion: int) -> bool:
+    """A row counts when its criterion is one its instruction had when the version was cut (a
+    criterion added to the catalogue later is not the version's)."""
+    return criterion in items.get(instruction, ())
+
+
+def expert_verdicts(version: BoardVersion, rubrics: dict[int, Rubric]) -> Verdicts:
     """The aggregated triples of the board's scope. A critical triple carries the share of its
     scored votes that are violations (its mean on the binary scale), whatever the dataset did
     with it: the board's gate rule reads the votes. A triple the dataset dropped because its
     answer has a violation vote (rule 2) stays in, for the board's rule to gate or keep, unless
     it has no numeric score or fewer estimates than rule 3 asks; triples dropped for another
     reason are left out."""
+    items = item_criteria(version)
     rows = (
-        TripleAggregate.objects.filter(**_scope(board, "triple__"))
-        .filter(_shown(board, "triple__"))
+        TripleAggregate.objects.filter(**_scope(items, "triple__"))
+        .filter(_shown(version, "triple__"))
         .values_list(
-            *_triple_columns("triple__"), "triple__group", "mean", "excluded_reason", "n_estimates"
+            *_triple_columns("triple__"),
+            "triple__group",
+            "mean",
+            "excluded_reason",
+            "n_estimates",
+            "triple__answer__instruction_id",
         )
     )
     out = Verdicts.empty()
     types = task_types()
-    min_estimates = AggregationSettings().min_estimates
+    min_estimates = version.min_estimates
     for raw in rows:
-        r = (raw[0], raw[1], types.get(raw[2]), *raw[3:])
+        if not _in_version(items, raw[-1], raw[3]):
+            continue
+        r = (raw[0], raw[1], types.get(raw[2]), *raw[3:-1])
         critical = r[7] == CriterionGroup.CRITICAL
         mean, excluded, n_estimates = r[8], r[9], r[10]
         if mean is None:
@@ -150,20 +174,21 @@ def expert_verdicts(board: Leaderboard, rubrics: dict[int, Rubric]) -> Verdicts:
     return out
 
 
-def withheld_models(board: Leaderboard) -> tuple[list[int], list[int]]:
-    """(published on this board, withheld from it) of the participants' submitted models: a
-    submission is published on the board it was submitted to, and only there."""
+def withheld_models(version: BoardVersion) -> tuple[list[int], list[int]]:
+    """(published on this version, withheld from it) of the participants' submitted models: a
+    submission is published on the version of the board it was submitted to, and only there
+    (another version of the same board ranks other items)."""
     submitted = hooks.submitted()
-    published = [m for m, on in submitted.items() if on == board.pk]
-    withheld = [m for m, on in submitted.items() if on != board.pk]
+    published = [m for m, (on, shown) in submitted.items() if shown and on == version.pk]
+    withheld = [m for m, (on, shown) in submitted.items() if not shown or on != version.pk]
     return published, withheld
 
 
-def _shown(board: Leaderboard, prefix: str) -> Q:
-    """The rows a board shows: of answers that are not reserved (exam and control copies,
-    participants' submissions) or of a submission published on this board; never of another
+def _shown(version: BoardVersion, prefix: str) -> Q:
+    """The rows a version shows: of answers that are not reserved (exam and control copies,
+    participants' submissions) or of a submission published on this version; never of another
     submitted model (its answers may have gone to the panels)."""
-    published, withheld = withheld_models(board)
+    published, withheld = withheld_models(version)
     answer = f"{prefix}answer__"
     shown = Q(**{f"{answer}reserved__isnull": True}) | Q(**{f"{answer}model_id__in": published})
     return shown & ~Q(**{f"{answer}model_id__in": withheld})
@@ -195,7 +220,7 @@ def judge_sources() -> list[JudgeConfig]:
 
 
 def judge_verdicts(
-    board: Leaderboard,
+    version: BoardVersion,
     config: JudgeConfig,
     rubrics: dict[int, Rubric],
     *,
@@ -205,25 +230,28 @@ def judge_verdicts(
     triple; a critical row is violated when its score is the top of its scale. With
     `only_model`, that model's scores whatever its visibility (a participant's private
     result)."""
+    items = item_criteria(version)
     estimates = JudgeEstimate.objects.filter(
         config=config,
         parse_ok=True,
         run__kind=RunKind.POINTWISE,
         run__status=RunStatus.DONE,
-        **_scope(board, "triple__"),
+        **_scope(items, "triple__"),
     )
     if only_model is None:
-        estimates = estimates.filter(_shown(board, "triple__"))
+        estimates = estimates.filter(_shown(version, "triple__"))
     else:
         estimates = estimates.filter(triple__answer__model_id=only_model)
     newest = estimates.values("triple_id").annotate(last=Max("pk")).values_list("last", flat=True)
     rows = JudgeEstimate.objects.filter(pk__in=list(newest)).values_list(
-        *_triple_columns("triple__"), "triple__group", "score"
+        *_triple_columns("triple__"), "triple__group", "score", "triple__answer__instruction_id"
     )
     out = Verdicts.empty()
     types = task_types()
     for raw in rows:
-        r = (raw[0], raw[1], types.get(raw[2]), *raw[3:])
+        if not _in_version(items, raw[-1], raw[3]):
+            continue
+        r = (raw[0], raw[1], types.get(raw[2]), *raw[3:-1])
         critical = r[7] == CriterionGroup.CRITICAL
         rubric = rubrics[r[6]]
         top = float(rubric.max_value)
@@ -348,7 +376,7 @@ def criterion_names(criterion: Criterion) -> dict[str, str]:
     return {**names, "key": criterion.key}
 
 
-def pairwise_ratings(board: Leaderboard, criterion: str = PAIRWISE_CRITERION) -> dict[str, Any]:
+def pairwise_ratings(version: BoardVersion, criterion: str = PAIRWISE_CRITERION) -> dict[str, Any]:
     """The models' side-by-side ratings from the experts' latest REPA ranking (comparison): per
     model the Elo, Bradley–Terry and Glicko-2 means (bootstrap means where computed) and Borda
     points on `criterion` (Overall), for the board's rating columns. A submitted model that is
@@ -356,7 +384,7 @@ def pairwise_ratings(board: Leaderboard, criterion: str = PAIRWISE_CRITERION) ->
     ranking = latest_ranking(SOURCE_HUMAN)
     if ranking is None:
         return {"ranking": None, "models": {}}
-    withheld = set(withheld_models(board)[1])
+    withheld = set(withheld_models(version)[1])
     chosen = next(
         (c for c in ranking.result.get("criteria", []) if c.get("key") == criterion), None
     )
@@ -378,26 +406,26 @@ def pairwise_ratings(board: Leaderboard, criterion: str = PAIRWISE_CRITERION) ->
 
 
 def snapshot_data(
-    board: Leaderboard,
+    version: BoardVersion,
     *,
     rounds: int = BOOTSTRAP_ROUNDS,
     progress: Callable[[int, int], Any] | None = None,
 ) -> dict[str, Any]:
-    """Every source's rows under the board's gate rule and the names the page shows (models,
-    task types, criteria, styles)."""
+    """Every source's rows over the version's items under its gate rule, and the names the
+    page shows (models, task types, criteria, styles)."""
     rubrics = {r.pk: r for r in Rubric.objects.all()}
     configs = judge_sources()
     total = 1 + len(configs)
     sources = []
-    rule = board.gate_rule
-    expert = expert_verdicts(board, rubrics)
+    rule = version.gate_rule
+    expert = expert_verdicts(version, rubrics)
     rows = source_rows(expert, rubrics, rule=rule, rounds=rounds)
     sources.append({"key": EXPERTS, "kind": "experts", "name": "experts", **rows})
     if progress:
         progress(1, total)
     seen = [expert]
     for n, config in enumerate(configs, start=2):
-        verdicts = judge_verdicts(board, config, rubrics)
+        verdicts = judge_verdicts(version, config, rubrics)
         seen.append(verdicts)
         sources.append(
             {
@@ -409,12 +437,13 @@ def snapshot_data(
         )
         if progress:
             progress(n, total)
-    pairwise = pairwise_ratings(board)
+    pairwise = pairwise_ratings(version)
     model_ids = {m for v in seen for m in v.model} | {int(m) for m in pairwise["models"]}
     models = LanguageModel.objects.filter(pk__in=model_ids)
     return {
-        # The rule the means were computed with (the board's may have changed since) and the
-        # scale the pages report them on (the stored means are on [0, 1]).
+        # The version and the rule the means were computed with, and the scale the pages report
+        # them on (the stored means are on [0, 1]).
+        "version": version.number,
         "gate_rule": rule,
         "scale": [REPORTED_LOW, REPORTED_HIGH],
         "sources": sources,
@@ -443,31 +472,52 @@ def snapshot_data(
 def snapshot_store(
     board: Leaderboard,
     *,
+    version: BoardVersion | None = None,
     job: Job | None = None,
     rounds: int = BOOTSTRAP_ROUNDS,
     progress: Callable[[int, int], Any] | None = None,
 ) -> LeaderboardSnapshot:
+    """Compute and store a snapshot of the version (the board's current one by default)."""
+    version = version or version_current(board)
     started = time.perf_counter()
-    data = snapshot_data(board, rounds=rounds, progress=progress)
+    data = snapshot_data(version, rounds=rounds, progress=progress)
     return LeaderboardSnapshot.objects.create(
-        leaderboard=board, job=job, data=data, seconds=time.perf_counter() - started
+        leaderboard=board,
+        version=version,
+        job=job,
+        data=data,
+        seconds=time.perf_counter() - started,
     )
 
 
-def snapshot_queue(board: Leaderboard, user: Any, *, fresh: bool = False) -> tuple[Job, bool]:
-    """Queue a recomputation unless one is already queued or running for the board. With
+def snapshot_queue(
+    board: Leaderboard,
+    user: Any,
+    *,
+    fresh: bool = False,
+    version: BoardVersion | None = None,
+) -> tuple[Job, bool]:
+    """Queue a recomputation of the version (the board's current one by default) unless one is
+    already queued or running for it. With
     `fresh` (the data changed just now: a publication), a running one does not count, as it
     may have read the data before the change; a queued one has not read anything yet."""
     statuses = [JobStatus.QUEUED] if fresh else [JobStatus.QUEUED, JobStatus.RUNNING]
+    version = version or version_current(board)
     with transaction.atomic():
         running = (
             Job.objects.select_for_update()
-            .filter(kind=JobKind.LEADERBOARD, params__leaderboard=board.pk, status__in=statuses)
+            .filter(
+                kind=JobKind.LEADERBOARD,
+                params__leaderboard=board.pk,
+                params__version=version.pk,
+                status__in=statuses,
+            )
             .first()
         )
         if running is not None:
             return running, False
-        return enqueue(JobKind.LEADERBOARD, {"leaderboard": board.pk}, user=user), True
+        params = {"leaderboard": board.pk, "version": version.pk}
+        return enqueue(JobKind.LEADERBOARD, params, user=user), True
 
 
 def settings_problem(value: Any) -> str:

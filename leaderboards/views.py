@@ -16,12 +16,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboards import selectors, services
+from leaderboards import selectors, services, versions
 from leaderboards.models import GateRule, Leaderboard, Visibility
 from leaderboards.svg import bars_svg
 from panels.access import allowed, require
@@ -121,15 +122,35 @@ class VisibilityForm(forms.Form):
     reason = forms.CharField(max_length=500, required=False)
 
 
+def version_number(request: HttpRequest) -> int | HttpResponse | None:
+    """The `version` asked for in the query (None: the current one), or a 400 naming it."""
+    text = request.GET.get("version", "").strip()
+    if not text:
+        return None
+    if not (text.isascii() and text.isdecimal() and len(text) <= 9):
+        return HttpResponse(
+            _("version: a version number is expected, like 1."),
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    return int(text)
+
+
 def _board_for(request: HttpRequest, slug: str) -> Leaderboard | HttpResponse:
-    # One query: the board with its latest snapshot's id and time (the page needs no more).
-    board = selectors.board_with_snapshot(slug)
+    # One query: the board with the version shown and that version's latest snapshot's id and
+    # time (the page needs no more).
+    number = version_number(request)
+    if isinstance(number, HttpResponse):
+        return number
+    board = selectors.board_with_snapshot(slug, number)
     if board is None:
         raise Http404
     if not allowed(request.user, "leaderboards.view_leaderboard", board):
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         require(request.user, "leaderboards.view_leaderboard", board)
+    if number is not None and getattr(board, "version_id", None) is None:
+        raise Http404  # the board has no version of that number
     return board
 
 
@@ -157,6 +178,7 @@ def board_create(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return _list(request, form, status=400)
     board = form.save()
+    versions.version_cut(board, actor=request.user)
     services.snapshot_queue(board, request.user)
     return redirect("leaderboard", slug=board.slug)
 
@@ -237,6 +259,10 @@ def _board_response(
         "settings_form": SubmissionSettingsForm(instance=board) if manage else None,
         "recompute_form": RecomputeForm(initial={"gate_rule": board.gate_rule}) if manage else None,
         "may_submit": board.accepts_submissions and is_participant(request.user),
+        "version_number": getattr(board, "version_number", None),
+        "version_numbers": list(
+            board.versions.order_by("-number").values_list("number", flat=True)
+        ),
     }
     if csrf is not None:
         # Rendered for the whole-page cache: a placeholder where each reader's token goes.
@@ -257,6 +283,7 @@ def _body(
     key = "leaderboard:" + ":".join(
         [
             str(snapshot),
+            str(getattr(board, "version_number", "")),
             request.LANGUAGE_CODE,
             source,
             filters.group,
@@ -312,12 +339,23 @@ def board_refresh(request: HttpRequest, slug: str) -> HttpResponse:
     if rule and rule != board.gate_rule:
         board.gate_rule = rule
         board.save(update_fields=["gate_rule"])
-    _job, queued = services.snapshot_queue(board, request.user)
+        if versions.version_latest(board) is not None:
+            # A version's rule is frozen: the new rule is the next version's.
+            messages.info(
+                request, _("The new rule applies from the next version: cut it to rank under it.")
+            )
+    try:
+        version = versions.version_pick(board, request.POST.get("version"))
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    if version is None:
+        raise Http404
+    _job, queued = services.snapshot_queue(board, request.user, version=version)
     if queued:
         messages.info(request, _("The leaderboard is being recomputed."))
     else:
         messages.info(request, _("The leaderboard is already being recomputed."))
-    return redirect("leaderboard", slug=board.slug)
+    return redirect(f"{reverse('leaderboard', args=[board.slug])}?version={version.number}")
 
 
 @login_required
@@ -349,6 +387,8 @@ def board_submission_settings(request: HttpRequest, slug: str) -> HttpResponse:
         errors = "; ".join(f"{field}: {' '.join(map(str, e))}" for field, e in form.errors.items())
         return HttpResponse(errors, status=400, content_type="text/plain; charset=utf-8")
     form.save()
+    # A version that scored nothing yet takes the judge; otherwise it is the next version's.
+    versions.version_adopt_settings(board)
     messages.success(request, _("Submission settings saved."))
     return redirect("leaderboard", slug=board.slug)
 

@@ -13,7 +13,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from judging.models import JudgeConfig, JudgeRun
-from leaderboards.models import Leaderboard
+from leaderboards.models import BoardVersion, Leaderboard
 from material.models import LanguageModel
 from participants.models import Participant
 
@@ -36,6 +36,11 @@ class Submission(models.Model):
     )
     leaderboard = models.ForeignKey(
         Leaderboard, on_delete=models.PROTECT, related_name="submissions"
+    )
+    # The version of the benchmark the answers answer: checked against its items, scored by
+    # its judge under its rules, ranked on its board only.
+    version = models.ForeignKey(
+        BoardVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="submissions"
     )
     # The submitted model, with the answers (reserved: never expert work unless sent).
     model = models.OneToOneField(

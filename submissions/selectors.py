@@ -6,20 +6,31 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from leaderboards.models import Leaderboard
+from leaderboards.hooks import Submitted
+from leaderboards.models import BoardVersion, Leaderboard
 from panels.access import allowed
 from participants.models import Participant
 from submissions.models import State, Submission
 
 
-def submitted_models() -> dict[int, int | None]:
-    """{model id: the board it is published on, or None} of every submission
-    (leaderboards.hooks.submitted_models)."""
-    return {
-        model: board if state == State.PUBLISHED else None
-        for model, state, board in Submission.objects.filter(model__isnull=False).values_list(
-            "model_id", "state", "leaderboard_id"
+def submitted_models() -> Submitted:
+    """{model id: (the version it was submitted to, published?)} of every submission
+    (leaderboards.hooks.submitted_models). A submission stored without a version (made before
+    versions, or by hand) belongs to its board's first version, as the migration decided."""
+    rows = list(
+        Submission.objects.filter(model__isnull=False).values_list(
+            "model_id", "state", "version_id", "leaderboard_id"
         )
+    )
+    first: dict[int, int] = {}
+    if any(version is None for _m, _s, version, _b in rows):
+        for board, pk in BoardVersion.objects.order_by("-number").values_list(
+            "leaderboard_id", "pk"
+        ):
+            first[board] = pk
+    return {
+        model: (version or first.get(board), state == State.PUBLISHED)
+        for model, state, version, board in rows
     }
 
 
@@ -31,7 +42,7 @@ def participant_of(user: Any) -> Participant | None:
 
 def submissions_for(user: Any) -> QuerySet[Submission]:
     """An admin's: all, publication requests first; a participant's: his own."""
-    qs = Submission.objects.select_related("leaderboard", "participant__user")
+    qs = Submission.objects.select_related("leaderboard", "version", "participant__user")
     if allowed(user, "submissions.manage_submissions"):
         return qs
     return qs.filter(participant__user=user, participant__approved=True)

@@ -1,5 +1,9 @@
 """Submissions: reading a participant's file, the state machine, scoring and publishing.
 
+A submission answers one version of the benchmark (leaderboards.versions): its file is checked
+against that version's items, it is scored by that version's judge under its rules, and it is
+ranked on that version's board only. Uploading to an older version stays possible.
+
 The one home of the submission rules: the limits (per participant and day, size, the same
 answers twice), the settings check (a submission whose inference settings differ from the
 benchmark's fixed ones is flagged, not refused), the states and who moves them:
@@ -35,18 +39,18 @@ from jobs.services import enqueue
 from judging.models import JudgeRun, RunStatus
 from judging.selectors import scope_triples
 from judging.services import JudgingError, run_create, run_resume
-from leaderboards.models import Leaderboard, LeaderboardSnapshot
+from leaderboards.models import BoardVersion, Leaderboard, LeaderboardSnapshot
 from leaderboards.services import (
     criterion_names,
     judge_verdicts,
     settings_problem,
     snapshot_queue,
     source_rows,
-    task_types,
 )
+from leaderboards.versions import public_rows, version_current
 from lib import bounded_json
 from material.import_common import Errors, RowError, TooManyErrors, cell, sha256_hex
-from material.models import Answer, Instruction, LanguageModel
+from material.models import Answer, LanguageModel
 from material.readers import open_table
 from participants.models import Participant
 from submissions.models import State, Submission, SubmissionEvent
@@ -106,37 +110,16 @@ class Metadata:
 # --- the benchmark's inputs -----------------------------------------------------------------
 
 
-def benchmark_instructions(board: Leaderboard) -> Any:
-    """The instructions a submission to the board answers: those of the board's task types
-    (all POLLUX tasks when it names none), in id order."""
-    qs = Instruction.objects.filter(task__isnull=False)
-    groups = list(board.task_groups.values_list("pk", flat=True))
-    if groups:
-        qs = qs.filter(task__group_id__in=groups)
-    return qs.order_by("pk")
+def version_instruction_ids(version: BoardVersion) -> list[int]:
+    """The instructions a submission to the version answers, in id order."""
+    return list(version.items.order_by("instruction_id").values_list("instruction_id", flat=True))
 
 
-def public_inputs(board: Leaderboard) -> list[dict[str, str]]:
-    """The rows participants download: the instruction and its catalogue place, never the
-    reference answer."""
-    types = task_types()
-    names = dict(Task.objects.values_list("pk", "name_en"))
-    rows = []
-    for pk, text, task_id, path, complexity, style in benchmark_instructions(board).values_list(
-        "pk", "text", "task_id", "task__path", "complexity", "style__key"
-    ):
-        rows.append(
-            {
-                "instruction_id": str(pk),
-                "instruction": text,
-                "task_type": names.get(types.get(task_id, 0), ""),
-                "task_path": path or "",
-                "complexity": complexity or "",
-                "style": style or "",
-                "answer": "",
-            }
-        )
-    return rows
+def public_inputs(version: BoardVersion) -> list[dict[str, str]]:
+    """The rows participants download, written from the version's frozen copies (the same
+    bytes whatever happened to the material since): the instruction and its catalogue place,
+    never the reference answer."""
+    return public_rows(version)
 
 
 # --- reading a file -------------------------------------------------------------------------
@@ -149,11 +132,11 @@ def _field(row: dict[str, Any], names: tuple[str, ...]) -> tuple[str | None, Any
     return None, None
 
 
-def read_answers(path: Path, board: Leaderboard, *, max_bytes: int) -> dict[int, str]:
-    """{instruction id: answer} of a file answering every instruction of the board once.
+def read_answers(path: Path, version: BoardVersion, *, max_bytes: int) -> dict[int, str]:
+    """{instruction id: answer} of a file answering every instruction of the version once.
     Raises SubmissionRefused with every problem found (up to MAX_ERRORS), by row and column."""
     errors = Errors(limit=MAX_ERRORS)
-    wanted = set(benchmark_instructions(board).values_list("pk", flat=True))
+    wanted = set(version_instruction_ids(version))
     max_text = settings.IMPORT_MAX_TEXT_CHARS
     answers: dict[int, str] = {}
     first_row: dict[int, int] = {}
@@ -323,8 +306,8 @@ def uploads_today(participant: Participant, board: Leaderboard) -> int:
     ).count()
 
 
-def _check_limits(participant: Participant, board: Leaderboard) -> None:
-    if not board.accepts_submissions or board.judge_config_id is None:
+def _check_limits(participant: Participant, board: Leaderboard, version: BoardVersion) -> None:
+    if not board.accepts_submissions or version.judge_config_id is None:
         raise SubmissionRefused(
             [RowError(None, None, "closed", _("This benchmark does not take submissions."))],
             status=403,
@@ -344,10 +327,13 @@ def _check_limits(participant: Participant, board: Leaderboard) -> None:
         )
 
 
-def _check_duplicate(participant: Participant, board: Leaderboard, fingerprint: str) -> None:
+def _check_duplicate(participant: Participant, version: BoardVersion, fingerprint: str) -> None:
     earlier = (
         Submission.objects.filter(
-            participant=participant, leaderboard=board, content_sha256=fingerprint
+            participant=participant,
+            leaderboard_id=version.leaderboard_id,
+            version=version,
+            content_sha256=fingerprint,
         )
         .order_by("pk")
         .first()
@@ -395,24 +381,28 @@ def submission_upload(
     file_name: str,
     meta: Metadata,
     actor: Any,
+    version: BoardVersion | None = None,
     queue_scoring: bool = True,
 ) -> Submission:
-    """Read, check and store a submission whole, or refuse it whole (SubmissionRefused); its
-    scoring is queued once stored (unless `queue_scoring` is off: the caller scores it, as the
-    demo's seed does in-process)."""
-    _check_limits(participant, board)
-    answers = read_answers(path, board, max_bytes=settings.SUBMISSION_MAX_BYTES)
+    """Read, check and store a submission to the version (the board's current one by default)
+    whole, or refuse it whole (SubmissionRefused); its scoring is queued once stored (unless
+    `queue_scoring` is off: the caller scores it, as the demo's seed does in-process)."""
+    version = version or version_current(board)
+    assert version.leaderboard_id == board.pk
+    _check_limits(participant, board, version)
+    answers = read_answers(path, version, max_bytes=settings.SUBMISSION_MAX_BYTES)
     fingerprint = content_fingerprint(answers)
-    _check_duplicate(participant, board, fingerprint)
+    _check_duplicate(participant, version, fingerprint)
     with transaction.atomic():
         # Two tabs uploading at once: the second waits here, then meets the limits it may
         # have reached meanwhile.
         Participant.objects.select_for_update().get(pk=participant.pk)
-        _check_limits(participant, board)
-        _check_duplicate(participant, board, fingerprint)
+        _check_limits(participant, board, version)
+        _check_duplicate(participant, version, fingerprint)
         submission = Submission.objects.create(
             participant=participant,
             leaderboard=board,
+            version=version,
             model_name=meta.model_name,
             model_version=meta.model_version,
             parameters=meta.parameters,
@@ -424,9 +414,9 @@ def submission_upload(
             content_sha256=fingerprint,
             answers=len(answers),
             settings_mismatch=settings_mismatch(
-                board.fixed_settings or {}, meta.inference_settings
+                version.fixed_settings or {}, meta.inference_settings
             ),
-            judge_config_id=board.judge_config_id,
+            judge_config_id=version.judge_config_id,
         )
         # The model is the submission's own: "name version #id", unique across participants.
         model = LanguageModel.objects.create(
@@ -475,7 +465,7 @@ def submission_score(submission_id: int, *, enqueue_run: bool = True) -> JudgeRu
             Answer.objects.filter(model_id=submission.model_id).values_list("pk", flat=True)
         )
         triples_build(answer_ids=answer_ids, reserved=True)
-        config = submission.judge_config or submission.leaderboard.judge_config
+        config = submission.judge_config or _version_of(submission).judge_config
         if config is None:
             submission.message = _("The benchmark has no designated judge.")
             _move(submission, State.FAILED, note=submission.message)
@@ -499,14 +489,23 @@ def submission_score(submission_id: int, *, enqueue_run: bool = True) -> JudgeRu
     return run
 
 
+def _version_of(submission: Submission) -> BoardVersion:
+    """The submission's version; one stored without (before versions, or by hand) is its
+    board's first version's, as the migration decided."""
+    if submission.version is not None:
+        return submission.version
+    first = submission.leaderboard.versions.order_by("number").first()
+    return first or version_current(submission.leaderboard)
+
+
 def submission_finish(run_id: int) -> None:
     """The judge run scoring a submission ended (judging.hooks.run_finished): its result, or
     the failure. Idempotent (also asked by the page, should the hook have been missed)."""
     with transaction.atomic():
         submission = (
-            Submission.objects.select_for_update()
+            Submission.objects.select_for_update(of=("self",))
             .filter(judge_run_id=run_id, state=State.SCORING)
-            .select_related("leaderboard", "judge_run")
+            .select_related("leaderboard", "version", "judge_run")
             .first()
         )
         if submission is None or submission.judge_run is None:
@@ -534,16 +533,18 @@ def submission_refresh(submission: Submission) -> Submission:
 def result_of(submission: Submission) -> dict[str, Any]:
     """The private result: the mean normalised judge score with its 95 % interval, per task
     type, the strongest and weakest criteria, the parse failures, and where the model would
-    stand among the board's latest rows of the same judge."""
-    board = submission.leaderboard
+    stand among the latest rows of the same judge on the version's board: over the version's
+    items and criteria, under its gate rule."""
+    version = _version_of(submission)
     config = submission.judge_config
     assert config is not None and submission.model_id is not None
     rubrics = {r.pk: r for r in Rubric.objects.all()}
-    verdicts = judge_verdicts(board, config, rubrics, only_model=submission.model_id)
-    rows = source_rows(verdicts, rubrics, rule=board.gate_rule)
+    verdicts = judge_verdicts(version, config, rubrics, only_model=submission.model_id)
+    rows = source_rows(verdicts, rubrics, rule=version.gate_rule)
     run = submission.judge_run
     out: dict[str, Any] = {
         "judge": str(config),
+        "version": version.number,
         "judged": run.done if run else 0,
         "parse_failures": run.parse_failures if run else 0,
         "random": (rows.get("random") or {}).get("mean"),
@@ -572,14 +573,14 @@ def result_of(submission: Submission) -> dict[str, Any]:
         ],
         strongest=[[*criteria.get(k, (k, k)), v] for k, v in by_criterion[:EXTREMES]],
         weakest=[[*criteria.get(k, (k, k)), v] for k, v in by_criterion[::-1][:EXTREMES]],
-        standing=_standing(board, config.pk, row["mean"]),
+        standing=_standing(version, config.pk, row["mean"]),
     )
     return out
 
 
-def _standing(board: Leaderboard, config_id: int, mean: float) -> dict[str, int] | None:
-    """Where the mean would rank among the board's published rows of the same judge."""
-    snapshot = LeaderboardSnapshot.objects.filter(leaderboard=board).first()
+def _standing(version: BoardVersion, config_id: int, mean: float) -> dict[str, int] | None:
+    """Where the mean would rank among the version's published rows of the same judge."""
+    snapshot = LeaderboardSnapshot.objects.filter(version=version).first()
     if snapshot is None:
         return None
     for source in snapshot.data.get("sources", []):
@@ -610,7 +611,7 @@ def publication_decide(submission: Submission, *, approve: bool, reason: str, ac
         locked.message = "" if approve else reason[:1000]
         _move(locked, State.PUBLISHED if approve else State.REJECTED, actor=actor, note=reason)
         if approve:
-            snapshot_queue(locked.leaderboard, actor, fresh=True)
+            snapshot_queue(locked.leaderboard, actor, fresh=True, version=_version_of(locked))
 
 
 def scoring_retry(submission: Submission, *, actor: Any) -> None:

@@ -21,7 +21,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from leaderboards.models import Leaderboard
+from leaderboards import versions
+from leaderboards.models import BoardVersion, Leaderboard
 from lib.uploads import upload_spooled
 from lib.xlsx import workbook_bytes
 from panels.access import allowed, get_object_for, require
@@ -140,10 +141,25 @@ def _board_to_submit(request: HttpRequest, slug: str) -> Leaderboard:
     )
 
 
+def _version(request: HttpRequest, board: Leaderboard) -> BoardVersion | HttpResponse:
+    """The version asked for by `?version=N` (the board's current one when none), a 400
+    naming the parameter for a number that is not one, a 404 for one the board lacks."""
+    try:
+        version = versions.version_pick(board, request.GET.get("version"))
+    except ValueError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    if version is None:
+        raise Http404
+    return version
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def submission_new(request: HttpRequest, slug: str) -> HttpResponse:
     board = _board_to_submit(request, slug)
+    version = _version(request, board)
+    if isinstance(version, HttpResponse):
+        return version
     participant = selectors.participant_of(request.user)
     assert participant is not None  # submissions.submit_to holds only for approved participants
     form = UploadForm(request.POST or None, request.FILES or None)
@@ -163,6 +179,7 @@ def submission_new(request: HttpRequest, slug: str) -> HttpResponse:
                         file_name=upload.name or "",
                         meta=form.metadata(),
                         actor=request.user,
+                        version=version,
                     )
                 except services.SubmissionRefused as refused:
                     errors, status = refused.errors, refused.status
@@ -171,6 +188,8 @@ def submission_new(request: HttpRequest, slug: str) -> HttpResponse:
                     return redirect("submission", pk=submission.pk)
     context = {
         "board": board,
+        "version": version,
+        "current": versions.version_latest(board),
         "form": form,
         "errors": errors,
         "today": services.uploads_today(participant, board),
@@ -183,7 +202,9 @@ def _submission(request: HttpRequest, pk: int) -> Submission:
     return get_object_for(
         request.user,
         "submissions.view_submission",
-        Submission.objects.select_related("leaderboard", "participant__user", "judge_run"),
+        Submission.objects.select_related(
+            "leaderboard", "version", "participant__user", "judge_run"
+        ),
         role="submissions.view_submissions",
         pk=pk,
     )
@@ -285,7 +306,10 @@ def inputs_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
     )
     if fmt not in ("jsonl", "xlsx"):
         raise Http404
-    rows = services.public_inputs(board)
+    version = _version(request, board)
+    if isinstance(version, HttpResponse):
+        return version
+    rows = services.public_inputs(version)
     if fmt == "jsonl":
         body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         response = HttpResponse(body.encode(), content_type="application/jsonl; charset=utf-8")
@@ -299,7 +323,8 @@ def inputs_download(request: HttpRequest, slug: str, fmt: str) -> HttpResponse:
             workbook_bytes({"inputs": table}),
             content_type="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         )
-    response["Content-Disposition"] = f'attachment; filename="{board.slug}-inputs.{fmt}"'
+    name = f"{board.slug}-v{version.number}-inputs.{fmt}"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 
