@@ -7,30 +7,52 @@ models' latent strengths on the criterion; each annotator gives it with probabil
 otherwise draws again from the same distribution, so most pairs reach a majority and some do not
 (REPA: 89–100 % majority per criterion).
 
-Timed, per criterion: the majority (>= 2 of 3, else "no consensus": the pair leaves that
-criterion), the tie mapping (both good, both bad -> 0.5), Elo, Bradley–Terry and Glicko-2 over
-1,000 bootstrap rounds (mean, 2.5 / 97.5 % percentiles) and the Borda aggregate of the three.
-Fast: numpy majority and `lib.ratings.bootstrap_groups` (all criteria in one pass). Baseline:
-the same computations as straightforward Python loops, per pair and per battle (Counter majority,
-`random.choices` resamples, Elo / Glicko-2 per battle, Bradley–Terry counts and MM in loops);
-its per-round part is measured on a subsample of rounds and scaled to the full count (the
-output says so). The baseline's rounds are then recomputed by the fast path on the same
-resamples and compared, so both sides are shown to compute the same numbers.
+Timed, per criterion, as the rankings job computes it: the majority (>= 2 of 3, else "no
+consensus": the pair leaves that criterion), the tie mapping (both good, both bad -> 0.5), the
+plain fits of Elo, Bradley–Terry and Glicko-2, the three over 1,000 bootstrap rounds (mean,
+2.5 / 97.5 % percentiles) and the Borda aggregate. Fast: numpy majority and
+`lib.ratings.rate_groups` (every criterion's rounds and fits in one pass).
+
+Baseline, the last line's: Chatbot Arena's own functions (FastChat, restated below) on the same
+battles — its online Elo and its Bradley–Terry maximum likelihood per criterion, and both
+bootstraps (1,000 rounds each; FastChat has no Glicko-2, so it does less than the fast side).
+Its Elo bootstrap is measured on a subsample of rounds and scaled (the output says so); its
+plain fits are also timed against `elo` and `bradley_terry` alone, and their values compared.
+
+Second baseline: the same computations as ours in straightforward Python loops, per pair and
+per battle (Counter majority, `random.choices` resamples, Elo / Glicko-2 per battle,
+Bradley–Terry counts and MM in loops), scaled from a subsample of rounds; its rounds are then
+recomputed by `lib.ratings` on the same resamples and compared ("cross-check"), so both sides
+are shown to compute the same numbers.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing as mp
 import os
 import random
 import time
-from collections import Counter
+from collections import Counter, defaultdict
+from functools import partial
 from typing import Any
 
 import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import expit
 
 from bench.common import line, peak_rss_mb
-from lib.ratings import BootstrapResult, bootstrap_groups, ranking
+from lib.ratings import (
+    BootstrapResult,
+    BradleyTerryParams,
+    bootstrap_groups,
+    bradley_terry,
+    elo,
+    glicko2,
+    ranking,
+    rate_groups,
+)
 
 CRITERIA = 11
 ANNOTATORS = 3
@@ -38,8 +60,20 @@ ANNOTATORS = 3
 A_BETTER, B_BETTER, BOTH_GOOD, BOTH_BAD = 0, 1, 2, 3
 OUTCOME = {A_BETTER: 1.0, B_BETTER: 0.0, BOTH_GOOD: 0.5, BOTH_BAD: 0.5}
 SCALES: dict[str, dict[str, int]] = {
-    "full": {"pairs": 10_000, "models": 20, "rounds": 1000, "baseline_rounds": 10},
-    "small": {"pairs": 600, "models": 20, "rounds": 100, "baseline_rounds": 2},
+    "full": {
+        "pairs": 10_000,
+        "models": 20,
+        "rounds": 1000,
+        "baseline_rounds": 10,
+        "fastchat_rounds": 20,
+    },
+    "small": {
+        "pairs": 600,
+        "models": 20,
+        "rounds": 100,
+        "baseline_rounds": 2,
+        "fastchat_rounds": 2,
+    },
 }
 SEED = 20261126
 # The fast path splits the criteria between two threads (numpy releases the GIL inside its
@@ -87,7 +121,7 @@ def fast(data: dict[str, np.ndarray], n_models: int, rounds: int) -> list[dict[s
     pair, crit = np.nonzero(has_majority)  # (pairs, C): pair-major order
     order = np.lexsort((pair, crit))  # criterion by criterion, pairs in order
     pair, crit = pair[order], crit[order]
-    results = bootstrap_groups(
+    results = rate_groups(
         data["model_a"][pair],
         data["model_b"][pair],
         value[pair, crit],
@@ -98,17 +132,150 @@ def fast(data: dict[str, np.ndarray], n_models: int, rounds: int) -> list[dict[s
         workers=WORKERS,
     )
     out = []
-    for c, res in enumerate(results):
+    for c, rated in enumerate(results):
+        assert rated.bootstrap is not None
         out.append(
             {
                 "majority_rate": float(has_majority[:, c].mean()),
                 "battles": int(has_majority[:, c].sum()),
                 "outcome_sum": float(value[:, c][has_majority[:, c]].sum()),
-                "result": res,
-                "borda": res.borda(),
+                "rated": rated,
+                "result": rated.bootstrap,
+                "borda": rated.bootstrap.borda(),
             }
         )
     return out
+
+
+# --------------------------------------------------------------------------- FastChat
+
+
+# Chatbot Arena's rating code as FastChat's `fastchat/serve/monitor/elo_analysis.py` runs it
+# (lm-sys/FastChat, Apache-2.0), restated here on the same battles: battles as a pandas frame
+# of model names and winner strings; the online Elo row by row (`compute_elo`); the
+# Bradley–Terry maximum likelihood by L-BFGS-B on the distinct (a, b, outcome) rows weighted by
+# their counts (`compute_elo_mle_with_tie`); the Elo bootstrap refitting `frac=1` resamples of
+# the frame (`get_bootstrap_result`); the Bradley–Terry bootstrap as multinomial reweightings
+# of the distinct rows fitted in a process pool of all cores
+# (`get_bootstrap_result_elo_mle_with_tie`). FastChat has no Glicko-2 and no Borda.
+WINNER = {1.0: "model_a", 0.0: "model_b", 0.5: "tie"}
+
+
+def fc_frame(battles: list[tuple[int, int, float]]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "model_a": [f"model-{i:02d}" for i, _j, _s in battles],
+            "model_b": [f"model-{j:02d}" for _i, j, _s in battles],
+            "winner": [WINNER[s] for _i, _j, s in battles],
+        }
+    )
+
+
+def fc_compute_elo(
+    battles: pd.DataFrame, k: float = 4, scale: float = 400, base: float = 10, init: float = 1000
+) -> dict[str, float]:
+    rating: defaultdict[str, float] = defaultdict(lambda: init)
+    for _, model_a, model_b, winner in battles[["model_a", "model_b", "winner"]].itertuples():
+        ra, rb = rating[model_a], rating[model_b]
+        ea = 1 / (1 + base ** ((rb - ra) / scale))
+        eb = 1 / (1 + base ** ((ra - rb) / scale))
+        sa = {"model_a": 1.0, "model_b": 0.0}.get(winner, 0.5)
+        rating[model_a] += k * (sa - ea)
+        rating[model_b] += k * (1 - sa - eb)
+    return dict(rating)
+
+
+def fc_bootstrap_elo(battles: pd.DataFrame, rounds: int) -> pd.DataFrame:
+    rows = [fc_compute_elo(battles.sample(frac=1.0, replace=True)) for _ in range(rounds)]
+    frame = pd.DataFrame(rows)
+    return frame[frame.median().sort_values(ascending=False).index]
+
+
+def fc_matchups(battles: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """The distinct (model a, model b, outcome) rows and their counts."""
+    models = pd.unique(battles[["model_a", "model_b"]].values.ravel()).tolist()
+    index = {name: i for i, name in enumerate(models)}
+    schedule = np.empty((len(battles), 3), dtype=np.int32)
+    schedule[:, [0, 1]] = battles[["model_a", "model_b"]].map(index.__getitem__).values
+    schedule[:, 2] = np.select(
+        [battles["winner"] == "model_a", battles["winner"] == "model_b"], [2, 0], default=1
+    )
+    rows, counts = np.unique(schedule, return_counts=True, axis=0)
+    return rows[:, :2], rows[:, 2].astype(np.float64) / 2.0, counts.astype(np.float64), models
+
+
+def fc_loss(
+    ratings: np.ndarray, pairs: np.ndarray, outcomes: np.ndarray, weights: np.ndarray, alpha: float
+) -> tuple[float, np.ndarray]:
+    d = ratings[pairs]
+    probs = expit(alpha * (d[:, 0] - d[:, 1]))
+    loss = -((np.log(probs) * outcomes + np.log(1.0 - probs) * (1.0 - outcomes)) * weights).sum()
+    grads = -alpha * (outcomes - probs) * weights
+    model_grad = np.zeros_like(ratings)
+    np.add.at(model_grad, pairs, grads[:, None] * np.array([1.0, -1.0]))
+    return float(loss), model_grad
+
+
+def fc_fit_bt(
+    pairs: np.ndarray, outcomes: np.ndarray, weights: np.ndarray, n_models: int, alpha: float
+) -> np.ndarray:
+    result = minimize(
+        fc_loss,
+        np.zeros(n_models),
+        args=(pairs, outcomes, weights, alpha),
+        jac=True,
+        method="L-BFGS-B",
+        options={"disp": False, "maxiter": 100, "gtol": 1e-6},
+    )
+    return np.asarray(result["x"])
+
+
+def fc_compute_mle(battles: pd.DataFrame, scale: float = 400, base: float = 10) -> pd.Series:
+    pairs, outcomes, weights, models = fc_matchups(battles)
+    ratings = fc_fit_bt(pairs, outcomes, weights, len(models), math.log(base))
+    return pd.Series(ratings * scale + 1000, index=models).sort_values(ascending=False)
+
+
+def fc_bootstrap_mle(battles: pd.DataFrame, rounds: int, scale: float = 400) -> pd.DataFrame:
+    pairs, outcomes, weights, models = fc_matchups(battles)
+    drawn = np.random.multinomial(len(battles), weights / weights.sum(), size=rounds)
+    fit = partial(fc_fit_bt, pairs, outcomes, n_models=len(models), alpha=math.log(10.0))
+    with mp.Pool(os.cpu_count()) as pool:
+        results = pool.map(fit, drawn.astype(np.float64) / len(battles))
+    frame = pd.DataFrame(np.array(results) * scale + 1000, columns=models)
+    return frame[frame.median().sort_values(ascending=False).index]
+
+
+def fastchat(
+    battles: list[list[tuple[int, int, float]]], rounds: int, measured: int
+) -> dict[str, Any]:
+    """FastChat's four functions per criterion: both plain fits in full, both bootstraps on
+    `measured` rounds scaled to `rounds` — each round is one resample and one refit; the
+    Bradley–Terry pool's start-up (timed on its own, an empty pool) is counted once, not
+    scaled."""
+    frames = [fc_frame(b) for b in battles]
+    t: dict[str, float] = {"elo": 0.0, "mle": 0.0, "boot_elo": 0.0, "boot_mle": 0.0}
+    fits: dict[str, list[Any]] = {"elo": [], "mle": []}
+    np.random.seed(SEED)
+    t0 = time.perf_counter()
+    with mp.Pool(os.cpu_count()) as pool:
+        pool.map(abs, [0])
+    startup = time.perf_counter() - t0
+    for frame in frames:
+        t0 = time.perf_counter()
+        fits["elo"].append(fc_compute_elo(frame))
+        t1 = time.perf_counter()
+        fits["mle"].append(fc_compute_mle(frame))
+        t2 = time.perf_counter()
+        fc_bootstrap_elo(frame, measured)
+        t3 = time.perf_counter()
+        fc_bootstrap_mle(frame, measured)
+        t4 = time.perf_counter()
+        t["elo"] += t1 - t0
+        t["mle"] += t2 - t1
+        t["boot_elo"] += (t3 - t2) * rounds / measured
+        t["boot_mle"] += startup + max(t4 - t3 - startup, 0.0) * rounds / measured
+    return {"times": t, "total_s": sum(t.values()), "fits": fits, "pool_s": startup}
 
 
 # --------------------------------------------------------------------------- baseline
@@ -302,6 +469,44 @@ def cross_check(
     return diffs
 
 
+def single_fits(
+    battles: list[list[tuple[int, int, float]]], n_models: int, fc: dict[str, Any]
+) -> str:
+    """`elo`, `bradley_terry` and `glicko2` alone per criterion against FastChat's two plain
+    fits: times and values (Bradley–Terry: each side's distance from the exact maximum)."""
+    t = {"elo": 0.0, "bradley_terry": 0.0, "glicko2": 0.0}
+    d_elo = d_ours = d_fc = 0.0
+    for c, rows in enumerate(battles):
+        a, b, s = (np.array(x) for x in zip(*rows, strict=True))
+        t0 = time.perf_counter()
+        ours_elo = elo(a, b, s, n_models)
+        t1 = time.perf_counter()
+        ours_bt = bradley_terry(a, b, s, n_models)
+        t2 = time.perf_counter()
+        glicko2(a, b, s, n_models)
+        t3 = time.perf_counter()
+        t["elo"] += t1 - t0
+        t["bradley_terry"] += t2 - t1
+        t["glicko2"] += t3 - t2
+        names = [f"model-{i:02d}" for i in range(n_models)]
+        fc_elo = np.array([fc["fits"]["elo"][c][n] for n in names])
+        d_elo = max(d_elo, float(np.abs(ours_elo - fc_elo).max()))
+        # The maximum itself: MM run to convergence (it only climbs the likelihood).
+        exact = bradley_terry(a, b, s, n_models, BradleyTerryParams(iterations=20_000))
+        fc_bt = fc["fits"]["mle"][c][names].to_numpy()
+        fc_bt = fc_bt - fc_bt.mean() + 1000.0  # FastChat does not centre; ours averages 1000
+        d_ours = max(d_ours, float(np.abs(ours_bt - exact).max()))
+        d_fc = max(d_fc, float(np.abs(fc_bt - exact).max()))
+    ft = fc["times"]
+    return (
+        f"single fits, {len(battles)} criteria: elo {t['elo']:.3f} s (FastChat compute_elo "
+        f"{ft['elo']:.3f} s), bradley_terry {t['bradley_terry']:.3f} s (FastChat "
+        f"compute_elo_mle_with_tie {ft['mle']:.3f} s), glicko2 {t['glicko2']:.3f} s; values: "
+        f"Elo vs FastChat {d_elo:.2g}, Bradley–Terry from the exact maximum: ours (50 MM "
+        f"iterations) {d_ours:.2g}, FastChat (L-BFGS-B) {d_fc:.2g} rating points"
+    )
+
+
 def main(scale: str) -> str:
     cfg = SCALES[scale]
     m, rounds, measured = cfg["models"], cfg["rounds"], cfg["baseline_rounds"]
@@ -329,14 +534,35 @@ def main(scale: str) -> str:
             flush=True,
         )
     print(
-        f"fast: {fast_s:.2f} s wall, {fast_cpu:.2f} s CPU, peak {peak_rss_mb():.0f} MB", flush=True
+        f"fast (plain fits and bootstrap): {fast_s:.2f} s wall, {fast_cpu:.2f} s CPU, peak "
+        f"{peak_rss_mb():.0f} MB",
+        flush=True,
     )
+
+    battles, _ = baseline_battles(data)
+    fc = fastchat(battles, rounds, cfg["fastchat_rounds"])
+    ft = fc["times"]
+    print(
+        f"FastChat: {fc['total_s']:.1f} s — compute_elo {ft['elo']:.2f} s, "
+        f"compute_elo_mle_with_tie {ft['mle']:.2f} s, get_bootstrap_result (Elo) "
+        f"{ft['boot_elo']:.1f} s, get_bootstrap_result_elo_mle_with_tie {ft['boot_mle']:.1f} s "
+        f"(pool of {os.cpu_count()}, start-up {fc['pool_s']:.2f} s); bootstraps: "
+        f"{cfg['fastchat_rounds']} of {rounds} rounds per criterion measured, scaled",
+        flush=True,
+    )
+    print(single_fits(battles, m, fc), flush=True)
+    fits_check = 0.0
+    for row, rows in zip(out, battles, strict=True):
+        a, b, s = (np.array(x) for x in zip(*rows, strict=True))
+        alone = elo(a, b, s, m)
+        fits_check = max(fits_check, float(np.abs(row["rated"].elo - alone).max()))
+    print(f"fits in the pass vs elo alone: {fits_check:.2g}", flush=True)
 
     base = baseline(data, m, rounds, measured)
     print(
         f"baseline: majority {base['majority_s']:.2f} s (all pairs); {measured} of {rounds} "
         f"rounds per criterion measured in {base['rounds_s']:.2f} s, scaled x{rounds / measured:g}"
-        f" -> {base['scaled_s']:.1f} s",
+        f" -> {base['scaled_s']:.1f} s (ratio {base['scaled_s'] / fast_s:.1f})",
         flush=True,
     )
     diffs = cross_check(base, m, out)
@@ -348,4 +574,4 @@ def main(scale: str) -> str:
         flush=True,
     )
     print(f"load average at end {os.getloadavg()[0]:.2f}", flush=True)
-    return line("pairwise-ranking", fast_s, "s", base["scaled_s"], base["scaled_s"] / fast_s)
+    return line("pairwise-ranking", fast_s, "s", fc["total_s"], fc["total_s"] / fast_s)
