@@ -1222,6 +1222,19 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 403, 403, 404, 404, 404, 403, 403, 403, 404),
         POST=e(405, 405, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
+    # A board's versions are read as the board is; cutting one is an admin's (the world's board
+    # has not changed since its version 1: the admin's real cut finds nothing to cut, 409).
+    "leaderboard_versions": Row(
+        BOARD,
+        GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 403, 403, 200),
+        POST=e(405, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "leaderboard_version_cut": Row(
+        BOARD,
+        data=lambda w, s: {"note": "access matrix"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, 409, 403, 403, 403, 403),
+    ),
     "leaderboard_refresh": Row(
         BOARD,
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
