@@ -77,7 +77,8 @@ SCALES: dict[str, dict[str, int]] = {
 }
 SEED = 20261126
 # The fast path splits the criteria between two threads (numpy releases the GIL inside its
-# loops): the VM has two cores. The baseline is plain Python, one core.
+# loops), as the rankings job does (comparison.services.RANKING_THREADS): the VM has two cores.
+# The Python-loop baseline is one core; FastChat's Bradley–Terry bootstrap a pool of all cores.
 WORKERS = 2
 
 Q = 173.7178  # Glicko-2 scale

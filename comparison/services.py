@@ -59,6 +59,10 @@ INVALID_LABEL = "invalid_label"
 NO_LABEL = "no_label"
 MAX_ROUNDS = 10_000
 MAX_BT_ITERATIONS = 10_000
+# The rankings pass in two threads (numpy releases the GIL inside its loops): one rankings job
+# runs at a time, and on a two-core worker it then takes about half the wall time; the rounds
+# are the same however many threads (lib.ratings.rate_groups).
+RANKING_THREADS = 2
 
 
 class ParamsError(ValueError):
@@ -399,6 +403,7 @@ def rankings_compute(
             elo_params=params.elo,
             bt_params=params.bradley_terry,
             glicko2_params=params.glicko2,
+            workers=RANKING_THREADS,
         )
         rated = {b.key: res for b, res in zip(played, results, strict=True)}
     names = {lm.pk: str(lm) for lm in LanguageModel.objects.filter(pk__in=model_ids)}
