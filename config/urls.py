@@ -35,4 +35,5 @@ urlpatterns = [
     path("", include("submissions.urls")),
     path("", include("authoring.urls")),
     path("", include("generation.urls")),
+    path("", include("discussion.urls")),
 ]

@@ -377,6 +377,21 @@ def GUIDELINE_EDIT(w: World, s: Side) -> dict[str, Any]:
     }
 
 
+def COMMENT(w: World, s: Side) -> dict[str, Any]:
+    return {"body": "Вопрос о критерии 3: как оценивать неполный ответ?"}
+
+
+def _thread(w: World, s: Side) -> dict[str, Any]:
+    """The thread on the side's assignment, opened by its expert's question."""
+    from discussion.services import comment_post
+
+    comment = comment_post(item=s.assignment, user=s.expert.user, body="Вопрос эксперта")
+    return {"pk": comment.thread_id}
+
+
+THREAD: Kwargs = _thread
+
+
 def OVERRIDE(w: World, s: Side) -> dict[str, Any]:
     return {"passed": "1", "reason": "Проверено вручную"}
 
@@ -1772,6 +1787,79 @@ ACCESS: dict[str, Row] = {
         GENERATION_RUN,
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(LOGIN, 403, 403, 403, 403, REDIRECT, 403, 403, 403, 403),
+    ),
+    # --- comments on an item (discussion): the item's expert, his panel's supervisors (blind to
+    # none of it: the combined personas' own work is on the shared answer) and admins; another
+    # expert's item does not exist (404). Markups: supervisors who are experts see none.
+    "discussion_threads": Row(
+        None,
+        GET=e(LOGIN, 200, 200, 200, 200, 200, 200, 200, 200, 200),
+        POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    "discussion_assignment": Row(
+        ASSIGNMENT,
+        data=COMMENT,
+        GET=e(
+            LOGIN,
+            (200, 404),
+            (404, 200),
+            (200, 404),
+            (404, 200),
+            200,
+            404,
+            (200, 404),
+            (404, 200),
+            (200, 404),
+        ),
+        POST=e(
+            LOGIN,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            404,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
+    ),
+    "discussion_markup": Row(
+        MARKUP_WORK,
+        data=COMMENT,
+        GET=e(
+            LOGIN, (200, 404), (404, 200), (200, 404), (404, 200), 200, 404, 404, 404, (200, 404)
+        ),
+        POST=e(
+            LOGIN,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            404,
+            404,
+            404,
+            (REDIRECT, 404),
+        ),
+    ),
+    # Resolving: supervisors and admins; an expert (of no supervised panel) has no such role.
+    "discussion_resolve": Row(
+        THREAD,
+        data=lambda w, s: {"resolved": "1"},
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
     ),
 }
 
