@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Substr
 from django.utils.translation import gettext as _
@@ -39,13 +39,22 @@ from material import identity
 from material.models import Answer, Instruction
 from taxonomy.models import Complexity, Task
 from work.forms import parse_id
-from work.models import Estimate, EstimateStatus, ReservedAnswer, Triple
+from work.models import (
+    Assignment,
+    AssignmentKind,
+    AssignmentStatus,
+    Estimate,
+    EstimateStatus,
+    ReservedAnswer,
+    ReviewStatus,
+    Triple,
+)
 from work.selectors import blind_answer_ids
 
 PAGE_SIZE = 50
 PICK_LIMIT = 15
 EXCERPT = 160
-KINDS = ("answers", "triples", "instructions")
+KINDS = ("answers", "triples", "instructions", "assignments")
 EXCLUSION_REASONS = (EXCLUDED_CRITICAL, EXCLUDED_FEW, EXCLUDED_NO_SCORE, EXCLUDED_NO_CONSENSUS)
 # Triple status, read from the aggregation (and the open estimates): what a filter can ask cheaply.
 STATUSES = ("open", "in_dataset", "excluded", "no_verdict")
@@ -69,6 +78,8 @@ class Filters:
     conf_max: float | None = None
     excluded: str = ""
     model: int | None = None
+    # The assignments view: the work's state (work.models.AssignmentStatus).
+    work_status: str = ""
     before: int | None = None
     # Whether the viewer may see models: then, and only then, the fields that can name one
     # (material.identity) are shown and searched.
@@ -93,6 +104,7 @@ FIELD_LABELS = {
     "conf_max": gettext_lazy("Confidence up to"),
     "excluded": gettext_lazy("Exclusion reason"),
     "model": gettext_lazy("Model"),
+    "work_status": gettext_lazy("State of work"),
     "before": gettext_lazy("Page"),
 }
 
@@ -148,6 +160,7 @@ def parse_filters(params: Any, *, models_visible: bool) -> Filters:
         conf_max=_confidence(params, "conf_max"),
         excluded=_choice(params, "excluded", EXCLUSION_REASONS),
         model=_int(params, "model") if models_visible else None,
+        work_status=_choice(params, "work_status", tuple(AssignmentStatus.values)),
         models_visible=models_visible,
         before=_int(params, "before"),
     )
@@ -409,6 +422,76 @@ def browse_instructions(
                 "style__name_ru",
             )
             .annotate(excerpt=Substr("text", 1, EXCERPT), n_answers=Subquery(n_answers))
+        )
+
+    rows, next_before = _keyset(qs, detail, f, size)
+    return Page(rows=rows, next_before=next_before, filters=f)
+
+
+def browse_assignments(
+    f: Filters, *, panel_ids: list[int] | None, viewer: Any, size: int = PAGE_SIZE
+) -> Page:
+    """One page of work assignments (the rows the bulk actions act on, console.bulk), newest
+    first: each with its expert, state, how many of its scores are submitted and whether any
+    was returned or waits in the review queue. Exam and control copies are not work."""
+    qs = Assignment.objects.filter(kind=AssignmentKind.WORK).filter(_not_reserved("answer_id"))
+    if panel_ids is not None:
+        qs = qs.filter(panel_id__in=panel_ids)
+    if hasattr(viewer, "expert"):
+        # Who else scores the answers he holds open is none of a blind expert's business.
+        qs = qs.exclude(answer_id__in=blind_answer_ids(viewer))
+    if f.work_status:
+        qs = qs.filter(status=f.work_status)
+    if f.triple_level():
+        triples = Triple.objects.filter(
+            answer_id=OuterRef("answer_id"), panel_id=OuterRef("panel_id")
+        )
+        qs = qs.filter(Exists(triples.filter(_triple_conditions(f))))
+    qs = qs.filter(_answer_conditions(f, "answer__"))
+    if f.q:
+        found = Q(answer_id__in=matching_answer_ids(f.q, models_visible=f.models_visible))
+        if (pk := parse_id(f.q)) is not None:
+            found |= Q(pk=pk)  # a number may be the assignment's own id too
+        qs = qs.filter(found)
+
+    def count(*q: Q, **cond: Any) -> Any:
+        return Subquery(
+            Estimate.objects.filter(*q, assignment_id=OuterRef("pk"), **cond)
+            .values("assignment_id")
+            .annotate(n=Count("id"))
+            .values("n")
+        )
+
+    def detail(rows: QuerySet[Any]) -> QuerySet[Any]:
+        return (
+            rows.select_related("panel", "expert", "answer__instruction__task")
+            .only(
+                "id",
+                "status",
+                "locked",
+                "submitted_at",
+                "answer_id",
+                "panel__number",
+                "panel__name_en",
+                "panel__name_ru",
+                "expert__pseudonym",
+                "answer__instruction__task__name_en",
+                "answer__instruction__task__name_ru",
+            )
+            .annotate(
+                excerpt=Substr("answer__text", 1, EXCERPT),
+                n_estimates=count(),
+                n_submitted=count(status=EstimateStatus.SUBMITTED),
+                n_returned=count(review_status=ReviewStatus.RETURNED),
+                # Waiting in the review queue: sent and not reviewed since (ReviewRequest).
+                n_sent=count(
+                    Q(review_request__isnull=False)
+                    & (
+                        Q(reviewed_at__isnull=True)
+                        | Q(reviewed_at__lt=F("review_request__requested_at"))
+                    )
+                ),
+            )
         )
 
     rows, next_before = _keyset(qs, detail, f, size)

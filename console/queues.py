@@ -1,6 +1,6 @@
 """The supervisor's review queues of a panel (issue #18): what to look at first, in order.
 
-Four queues, each an ordered list of items that open the answer review page:
+Five queues, each an ordered list of items that open the answer review page:
 
 - ``low_confidence``: the panel's aggregated triples, lowest aggregate confidence first;
 - ``rationale``: submitted estimates whose rationale breaks the rationale rule, newest first.
@@ -9,7 +9,9 @@ Four queues, each an ordered list of items that open the answer review page:
   dataset.aggregation, both tested on tests/data/rationale_cases.json), never a copy of it;
 - ``control``: graded control deliveries where the expert's scores differ from the reference
   on at least one criterion (`n_matched < n_total`, as grading stored it), newest first;
-- ``expert``: one expert's latest submitted estimates of the panel, newest first.
+- ``expert``: one expert's latest submitted estimates of the panel, newest first;
+- ``sent``: estimates a supervisor sent to review from the data browser (console.bulk), not
+  reviewed since, the longest waiting first.
 
 A position in a queue is carried in the review page's URL (``?queue=...&pos=N``, 1-based), so
 the neighbours are found again on the server and next/previous work without JavaScript. No
@@ -29,9 +31,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from django.db.models import F, QuerySet
+from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils.translation import gettext_lazy as _
 
+from console.models import ReviewRequest
 from dataset.aggregation import rationale_ok_vectorised
 from dataset.models import TripleAggregate
 from panels.models import Expert, Membership, Panel
@@ -47,12 +50,14 @@ LOW_CONFIDENCE = "low_confidence"
 RATIONALE = "rationale"
 CONTROL = "control"
 EXPERT = "expert"
+SENT = "sent"
 
 QUEUES: dict[str, Any] = {
     LOW_CONFIDENCE: _("Lowest confidence"),
     RATIONALE: _("Rationale rule failures"),
     CONTROL: _("Control item mismatches"),
     EXPERT: _("An expert's recent work"),
+    SENT: _("Sent to review"),
 }
 
 PAGE_SIZE = 50
@@ -366,6 +371,16 @@ def _expert_work(
     return [_estimate_item(e) for e in rows]
 
 
+def _sent(panel: Panel, viewer: Any, offset: int, limit: int) -> list[QueueItem]:
+    waiting = ReviewRequest.objects.filter(estimate_id=OuterRef("pk")).filter(
+        ReviewRequest.pending()
+    )
+    rows = _estimate_rows(_work_estimates(panel, viewer).filter(Exists(waiting))).order_by(
+        "review_request__requested_at", "id"
+    )[offset : offset + limit]
+    return [_estimate_item(e) for e in rows]
+
+
 def queue_page(
     panel: Panel,
     queue: str,
@@ -386,6 +401,8 @@ def queue_page(
         items = _control_mismatches(panel, viewer, offset, fetch)
     elif queue == EXPERT:
         items = _expert_work(panel, viewer, offset, fetch, expert)
+    elif queue == SENT:
+        items = _sent(panel, viewer, offset, fetch)
     else:
         raise ValueError(f"unknown review queue {queue!r}")
     return QueuePage(items=items[:limit], offset=offset, has_more=len(items) > limit)

@@ -7,6 +7,7 @@ from console import views, views_browser, views_flags, views_queues, views_revie
 urlpatterns = [
     path("console/", views.console, name="console"),
     path("console/browse/", views_browser.data_browser, name="console_browser"),
+    path("console/browse/bulk/", views_browser.bulk_action, name="console_bulk"),
     path("console/panels/<int:pk>/pick/<slug:what>/", views_browser.picker, name="console_pick"),
     path("console/panels/<int:pk>/", views.panel_page, name="console_panel"),
     path("console/panels/<int:pk>/experts/", views.experts_table, name="console_experts"),

@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from console import queues
+from console.models import ReviewRequest
 from dataset.models import TripleAggregate
 from material.models import Answer
 from panels.models import Expert
@@ -334,6 +335,12 @@ def test_a_page_costs_the_same_queries_for_one_row_or_many(
         for t in _rubric_triples(answer, personas):
             _aggregate(t, 0.1 + i / 10)
     Estimate.objects.filter(expert=personas.expert_a).update(rationale=LATIN)
+    if queue == queues.SENT:
+        # Every submitted estimate of the panel sent to review (console.bulk's send to review).
+        ReviewRequest.objects.bulk_create(
+            ReviewRequest(estimate=e, panel=personas.panel_a, requested_at=timezone.now())
+            for e in Estimate.objects.filter(triple__panel=personas.panel_a, status="submitted")
+        )
     client = _login("sup_a")
     params = {"queue": queue, "expert": personas.expert_a.pseudonym}
     with django_assert_max_num_queries(40) as many:

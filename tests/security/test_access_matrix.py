@@ -291,6 +291,12 @@ def RETURN(w: World, s: Side) -> dict[str, Any]:
     return {"comment": "Проверьте обоснование ещё раз."}
 
 
+def BULK_REVIEW(w: World, s: Side) -> dict[str, Any]:
+    """The data browser's bulk form: send the side's peer's submitted work to review."""
+    estimate = Estimate.objects.get(pk=_peer_estimate(w, s)["estimate_id"])
+    return {"action": "review", "ids": [str(estimate.assignment_id)], "back": "kind=assignments"}
+
+
 def CONTROL_ADD(w: World, s: Side) -> dict[str, Any]:
     return {"action": "add", "answer": str(s.answer.pk)}
 
@@ -624,6 +630,25 @@ ACCESS: dict[str, Row] = {
         None,
         GET=e(LOGIN, 403, 403, 200, 200, 200, 403, 200, 200, 200),
         POST=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # Bulk actions on the browser's selection: every selected row must be of a panel the user
+    # supervises (another panel's row: 404, nothing changes; tests/console/test_bulk.py).
+    "console_bulk": Row(
+        None,
+        data=BULK_REVIEW,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(
+            LOGIN,
+            403,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            REDIRECT,
+            403,
+            (REDIRECT, 404),
+            (404, REDIRECT),
+            (REDIRECT, 404),
+        ),
     ),
     "console_pick": Row(
         PANEL_PICK,
