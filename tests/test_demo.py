@@ -270,6 +270,18 @@ def test_the_demo_participant_submits_the_example_and_reads_his_private_score(
         out = seed()
         example = Path(demo_settings.DEMO_DIR) / "submission-example.jsonl"
         assert str(example) in out
+        # The README's writing walk-through: the supervisor accepts the seeded instruction
+        # awaiting the originality verdict (authoring's service). The material grows; version 1
+        # of the board does not, so the example file written before stays valid.
+        from authoring.models import Slot, SlotState
+        from authoring.services import originality_verdict
+
+        before = Instruction.objects.filter(task__isnull=False).count()
+        slot = Slot.objects.filter(state=SlotState.ORIGINALITY).first()
+        assert slot is not None
+        supervisor = User.objects.get(username=DEMO_SUPERVISOR.username)
+        originality_verdict(slot=slot, verdict="original", comment="", user=supervisor)
+        assert Instruction.objects.filter(task__isnull=False).count() == before + 1
         client = Client()
         client.force_login(User.objects.get(username=DEMO_PARTICIPANT.username))
         assert DEMO_BOARD in client.get(reverse("submissions")).content.decode()
@@ -289,7 +301,8 @@ def test_the_demo_participant_submits_the_example_and_reads_his_private_score(
         assert response.status_code == 302, response.content.decode()[:2000]
         submission = Submission.objects.get(model_name="Demo participant LM")
         assert submission.state == State.SCORED, submission.message
-        assert submission.answers == Instruction.objects.filter(task__isnull=False).count()
+        assert submission.version is not None and submission.version.number == 1
+        assert submission.answers == submission.version.items.count() == before
         page = client.get(response["Location"]).content.decode()
         from leaderboards.templatetags.leaderboard_scores import score
 
