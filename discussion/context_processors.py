@@ -17,7 +17,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
 from console.review import expert_codes
-from discussion import selectors
+from discussion import selectors, services
 from discussion.rules import owns_item
 from markup.models import Markup
 from panels.access import allowed
@@ -43,7 +43,11 @@ class Nav:
 def _own_boxes(user: Any, item: Assignment | Markup | None) -> list[selectors.Box]:
     if item is None or not owns_item(user, item) or item.panel_id is None:
         return []
-    return [selectors.box(item, user, title=_("Comments with the panel's supervisors"))]
+    box = selectors.box(item, user, title=_("Comments with the panel's supervisors"))
+    if box.thread is not None:
+        # The page shows him the replies: they are read (the navigation's count drops).
+        services.thread_read(thread=box.thread, user=user)
+    return [box]
 
 
 def _review_boxes(user: Any, panel_id: int, answer_id: int) -> list[selectors.Box]:
@@ -63,7 +67,9 @@ def _review_boxes(user: Any, panel_id: int, answer_id: int) -> list[selectors.Bo
         if not allowed(user, "discussion.comment", a):
             continue
         title = _("Comments with expert %(code)s") % {"code": codes[a.expert_id]}
-        boxes.append(selectors.box(a, user, title=title))
+        box = selectors.box(a, user, title=title)
+        box.fold = not box.comments
+        boxes.append(box)
     return boxes
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import Count, F, Q, QuerySet
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from discussion.models import AuthorRole, Comment, Thread
 from discussion.services import BODY_MAX, Item, item_filter
@@ -43,6 +44,8 @@ class Box:
     body: str = ""
     error: str = ""
     body_max: int = BODY_MAX
+    # Folded until opened: a page of several threads (the review page) folds the empty ones.
+    fold: bool = False
 
 
 def item_url(item: Item) -> str:
@@ -52,15 +55,27 @@ def item_url(item: Item) -> str:
     return reverse("discussion_assignment", args=[item.pk])
 
 
+# The kinds' names as the work pages call them (the registry's labels are not translated).
+_KIND_NAMES = {
+    kinds.POINTWISE: gettext_lazy("Scoring"),
+    kinds.PAIRWISE: gettext_lazy("Side-by-side comparison"),
+    kinds.MARKUP: gettext_lazy("Span markup"),
+}
+
+
+def _kind_name(key: str) -> str:
+    return str(_KIND_NAMES.get(key) or kinds.get(key).label)
+
+
 def item_label(item: Item) -> str:
     """What the item is, in words, without its content (no model, no other expert)."""
     if isinstance(item, Markup):
         return _("%(kind)s, text %(text)s") % {
-            "kind": kinds.get(kinds.MARKUP).label,
+            "kind": _kind_name(kinds.MARKUP),
             "text": item.text_id,
         }
     return _("%(kind)s, assignment %(pk)s") % {
-        "kind": kinds.get(kinds.kind_of(item)).label,
+        "kind": _kind_name(kinds.kind_of(item)),
         "pk": item.pk,
     }
 

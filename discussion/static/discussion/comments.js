@@ -11,7 +11,7 @@
     const selected = document.querySelector(".review-cell.selected[data-code]");
     const boxes = Array.from(document.querySelectorAll("[data-comment-box]"));
     if (selected) {
-      const own = boxes.find((b) => b.closest("section").querySelector("h2").textContent.includes(selected.dataset.code));
+      const own = boxes.find((b) => b.closest("[data-thread-box]").querySelector("h2").textContent.includes(selected.dataset.code));
       if (own) return own;
     }
     return boxes[0];
@@ -36,6 +36,8 @@
     if (!target) return;
     e.preventDefault();
     e.stopImmediatePropagation();
+    const folded = target.closest("details");
+    if (folded) folded.open = true;
     target.scrollIntoView({ block: "center" });
     target.focus();
   }, true);
