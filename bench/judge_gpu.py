@@ -16,6 +16,13 @@ Measured in the same run (:func:`main`):
 * the baseline (7B): plain ``model.generate`` per criterion prompt, rows sorted by length and
   batched under a token budget, no prefix sharing, cuDNN attention off (the faster choice).
 
+The cascade runs once per GQA packing of its decode attention (``off``: one query row per head;
+``prefix``: the query heads of a key/value group packed into query rows against the shared
+prefix; ``both``: against the row's own keys too; ``JUDGE_BENCH_GQA=off,prefix`` picks some),
+on the fixed and the variable workload; ``cascade`` and ``variable_continuous`` report the
+engine's default packing, ``cascade_by_gqa_packing`` and ``variable_continuous_gqa_*`` the
+others. ``bench/judge_gpu_gqa.py`` times one layer's decode attention alone.
+
 ``--model 32b`` runs the Qwen2.5-32B shape (no baseline: static batching is its comparison).
 ``JUDGE_BENCH_COPY_PREFIX=1`` adds the earlier copy-prefix path (``prefix_decode.py``).
 
@@ -69,6 +76,8 @@ from bench.judge_gpu_workload import (
     scale_for,
     sync,
 )
+from judge_worker.backends.cascade import DEFAULT_GQA_PACKING
+from judge_worker.backends.cascade_attention import GQA_PACKING
 
 # --------------------------------------------------------------------------- reporting
 
@@ -157,8 +166,18 @@ def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) 
     lengths = draw_lengths(var_answers, bounds=VARIABLE_LENGTHS if scale != "small" else (2, 16))
     warm_sc = Scale(**{**asdict(sc), "new_tokens": 4})
     warm = make_workload(Scale(**{**asdict(warm_sc), "n_answers": 2, "criteria": 2}), seed=1)
+    # The decode attention's GQA packings measured on both workloads (JUDGE_BENCH_GQA:
+    # comma-separated, default all).
+    packings = [
+        p
+        for p in GQA_PACKING
+        if p in os.environ.get("JUDGE_BENCH_GQA", ",".join(GQA_PACKING)).split(",")
+    ]
+    if DEFAULT_GQA_PACKING not in packings:
+        packings.append(DEFAULT_GQA_PACKING)
     # Warm up every path (kernel selection, allocator) outside the timed region.
-    run_cascade(model, warm, warm_sc)
+    for packing in packings:
+        run_cascade(model, warm, warm_sc, gqa_packing=packing)
     run_cascade(model, warm, warm_sc, [3, 1, 4, 2])
     if baseline:
         run_baseline(model, warm, warm_sc)
@@ -185,11 +204,29 @@ def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) 
         out["decode_tokens_per_s"] = (tokens - triples) / run["timings"]["decode"]
         return out
 
-    # Best path first: a lease is short, and its number is the one reported.
-    fixed = _with_oom_retry(run_cascade, model, answers, sc, "cascade_budget", info)
-    _peak(sc, info, "cascade_peak_gib")
-    info["cascade"] = rates(fixed, gen_tokens)
+    # The fixed workload once per GQA packing of the decode attention (issue #33 item 2), in
+    # the same run; the engine's default packing is the one reported as "cascade".
+    by_packing: dict[str, dict[str, Any]] = {}
+    runs: dict[str, dict[str, Any]] = {}
     bound = compute_bound_seconds(model, prefill_tokens + gen_tokens)
+    for packing in packings:
+        runs[packing] = _with_oom_retry(
+            lambda m, a, s, p=packing: run_cascade(m, a, s, gqa_packing=p),
+            model, answers, sc, "cascade_budget", info,
+        )  # fmt: skip
+        by_packing[packing] = rates(runs[packing], gen_tokens)
+        if bound:
+            by_packing[packing]["fraction_of_compute_bound"] = bound / runs[packing]["seconds"]
+        if packing != "off" and "off" in runs:
+            by_packing[packing]["agreement_vs_off"] = agreement(
+                runs[packing]["outputs"], runs["off"]["outputs"]
+            )
+        print(f"fixed, gqa_packing={packing}:", json.dumps(by_packing[packing]), flush=True)
+    info["cascade_by_gqa_packing"] = by_packing
+    fixed = runs[DEFAULT_GQA_PACKING]
+    _peak(sc, info, "cascade_peak_gib")
+    info["cascade"] = by_packing[DEFAULT_GQA_PACKING]
+    info["cascade_gqa_packing"] = DEFAULT_GQA_PACKING
     if bound:
         info["compute_bound_seconds"] = bound
         info["fraction_of_compute_bound"] = bound / fixed["seconds"]
@@ -212,6 +249,13 @@ def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) 
     var_c = run_cascade(model, var_answers, var_sc, lengths, continuous=True)
     _peak(sc, info, "variable_continuous_peak_gib")
     info["variable_continuous"] = rates(var_c, sum(lengths), var_triples)
+    info["variable_continuous"]["gqa_packing"] = DEFAULT_GQA_PACKING
+    for packing in packings:
+        if packing != DEFAULT_GQA_PACKING:
+            other = run_cascade(model, var_answers, var_sc, lengths, gqa_packing=packing)
+            other_rates = rates(other, sum(lengths), var_triples)
+            info[f"variable_continuous_gqa_{packing}"] = other_rates
+            print(f"variable, gqa_packing={packing}:", json.dumps(other_rates), flush=True)
     var_s = run_cascade(model, var_answers, var_sc, lengths, continuous=False)
     _peak(sc, info, "variable_static_peak_gib")
     info["variable_static"] = rates(var_s, sum(lengths), var_triples)
@@ -220,6 +264,16 @@ def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) 
     info["variable_projected_minutes_33600_triples"] = 33600 / (var_triples / var_c["seconds"]) / 60
     _save(info)
     print("variable:", json.dumps(info["variable_continuous"]), flush=True)
+    var_by = {
+        p: info.get(f"variable_continuous_gqa_{p}", info["variable_continuous"]) for p in packings
+    }
+    gqa_line = (
+        "judge-gpu gqa packing (tok/s): fixed "
+        + ", ".join(f"{p} {by_packing[p]['tokens_per_s']:.0f}" for p in packings)
+        + "; variable "
+        + ", ".join(f"{p} {var_by[p]['tokens_per_s']:.0f}" for p in packings)
+    )
+    info["gqa_line"] = gqa_line
     var_line = (
         f"judge-gpu variable lengths: {sum(lengths) / var_c['seconds']:.0f} tokens/s, "
         f"{var_triples / var_c['seconds']:.1f} triples/s (static batching "
@@ -232,6 +286,7 @@ def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) 
         info["shared_copy_prefix"] = _rates(shared, n_triples, gen_tokens)
     if not baseline:
         print(json.dumps(info, indent=2, default=str))
+        print(gqa_line)
         print(var_line)
         line = (
             f"judge-gpu-{shape}: {sum(lengths) / var_c['seconds']:.0f} tokens/s variable "
@@ -255,6 +310,7 @@ def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) 
     best_tps = gen_tokens / fixed["seconds"]
     print(json.dumps(info, indent=2, default=str))
     _save(info)
+    print(gqa_line)
     print(var_line)
     line = (
         f"judge-gpu: {best_tps:.0f} tokens/s "

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from bench.judge_gpu_workload import PEAK_BF16_DENSE, Answer, Scale, sync
-from judge_worker.backends.cascade import generate_cascade
+from judge_worker.backends.cascade import DEFAULT_GQA_PACKING, generate_cascade
 from judge_worker.backends.prefix_decode import DecodeStep, PrefixGroup, generate_shared
 from judge_worker.backends.varlen import _varlen_reference, varlen_attention
 
@@ -170,9 +170,11 @@ def run_cascade(
     lengths: list[int] | None = None,
     continuous: bool = True,
     cuda_graphs: bool = True,
+    gqa_packing: str = DEFAULT_GQA_PACKING,
 ) -> dict[str, Any]:
     """All answers through one continuous-batching call (the engine admits them as rows
-    finish); ``lengths``: rows end with EOS at these lengths (variable workload)."""
+    finish); ``lengths``: rows end with EOS at these lengths (variable workload);
+    ``gqa_packing``: the decode attention's packing (see ``cascade_attention.GQA_PACKING``)."""
     timings: dict[str, float] = {}
     stats: dict[str, int] = {}
     eos = scale.vocab - 1
@@ -190,6 +192,7 @@ def run_cascade(
         kv_slots=scale.cascade_budget or None,
         continuous=continuous,
         cuda_graphs=cuda_graphs,
+        gqa_packing=gqa_packing,
         timings=timings,
         stats=stats,
         **kwargs,

@@ -39,6 +39,7 @@ from typing import Any
 import torch
 
 from judge_worker.backends.cascade_attention import (
+    GQA_PACKING,
     CascadeState,
     KVPool,
     RowsLayout,
@@ -61,6 +62,11 @@ logger = logging.getLogger(__name__)
 # function and whose layers all attend over the full context (no sliding window, no linear or
 # recurrent layers): the cascade needs both.
 CASCADE_MODEL_TYPES = frozenset({"llama", "qwen2", "qwen3", "mistral"})
+
+# The decode attention's GQA packing when the caller names none (see
+# :data:`judge_worker.backends.cascade_attention.GQA_PACKING`); "off" is the earlier path,
+# kept selectable so the benchmark measures both in one run.
+DEFAULT_GQA_PACKING = "prefix"
 
 
 def supports_cascade(model: Any) -> bool:
@@ -169,6 +175,7 @@ def generate_cascade(
     kv_slots: int | None = None,
     continuous: bool = True,
     cuda_graphs: bool = True,
+    gqa_packing: str = DEFAULT_GQA_PACKING,
     timings: dict[str, float] | None = None,
     stats: dict[str, int] | None = None,
 ) -> list[list[list[int]]]:
@@ -189,8 +196,12 @@ def generate_cascade(
     ``graphs`` (CUDA graphs captured).
 
     On CUDA with FlashAttention (bf16/fp16) decode steps replay CUDA graphs
-    (:class:`DecodeGraphs`) unless ``cuda_graphs`` is False.
+    (:class:`DecodeGraphs`) unless ``cuda_graphs`` is False. ``gqa_packing`` says which parts
+    of a decode step's attention pack the query heads of a key/value group into query rows
+    (:data:`~judge_worker.backends.cascade_attention.GQA_PACKING`: "off", "prefix", "both").
     """
+    if gqa_packing not in GQA_PACKING:
+        raise ValueError(f"gqa_packing must be one of {GQA_PACKING}, not {gqa_packing!r}")
     if not any(grp.suffixes for grp in groups):
         return [[] for _ in groups]
     live = [grp for grp in groups if grp.suffixes]
@@ -209,6 +220,7 @@ def generate_cascade(
             pad_token_id=pad_token_id,
             step_processor=step_processor,
             prefill_chunk_tokens=prefill_chunk_tokens,
+            gqa_packing=gqa_packing,
             timings=timings,
         )
         if cuda_graphs and run.device.type == "cuda" and model.dtype in FLASH_DTYPES:
@@ -237,11 +249,12 @@ class ContinuousRun:
         pad_token_id: int,
         step_processor: RowStepProcessor | None,
         prefill_chunk_tokens: int,
+        gqa_packing: str,
         timings: dict[str, float] | None,
     ) -> None:
         self.model, self.groups, self.pool = model, groups, pool
         self.device = device = model.device
-        self.state = CascadeState(pool, device)
+        self.state = CascadeState(pool, device, gqa_packing)
         self.max_new = max_new_tokens
         self.processor = step_processor
         self.chunk = prefill_chunk_tokens

@@ -21,9 +21,23 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from judge_worker.backends.prefix_decode import kv_shape
-from judge_worker.backends.varlen import merge_attention, varlen_attention
+from judge_worker.backends.varlen import (
+    merge_attention,
+    pack_gqa,
+    unpack_gqa,
+    varlen_attention,
+    varlen_attention_packed,
+)
 
 CASCADE_ATTENTION = "pollux_cascade"
+
+# How a decode step's attention treats the query heads that share a key/value head
+# (grouped-query attention, 7 per key/value head in Qwen2-7B). "off": one query row per head,
+# so the kernel reads each key/value block once per query head; "prefix": part A (the rows of a
+# group against their prefix) with the group's query heads packed into query rows, each prefix
+# block read once per key/value head; "both": part B (each row against its own keys) packed
+# too. The merge is the same in all three (it works per row and head).
+GQA_PACKING = ("off", "prefix", "both")
 
 
 class KVPool:
@@ -115,9 +129,12 @@ class CascadeState:
     part B against the row's own slot).
     """
 
-    def __init__(self, pool: KVPool, device: torch.device) -> None:
+    def __init__(self, pool: KVPool, device: torch.device, gqa_packing: str = "off") -> None:
+        if gqa_packing not in GQA_PACKING:
+            raise ValueError(f"gqa_packing must be one of {GQA_PACKING}, not {gqa_packing!r}")
         self.pool = pool
         self.device = device
+        self.gqa_packing = gqa_packing
         self.mode = ""
         self.meta: dict[str, Any] = {}
 
@@ -212,31 +229,9 @@ class CascadeState:
             q, k, v = query[:, :, 0], key[:, :, 0], value[:, :, 0]
             pool.rk[layer].index_copy_(0, m["write"], k)
             pool.rv[layer].index_copy_(0, m["write"], v)
-            out_a, lse_a = varlen_attention(
-                q,
-                pool.pk[layer],
-                pool.pv[layer],
-                m["cu_q_groups"],
-                m["k_groups"],
-                m["max_q_groups"],
-                m["max_prefix"],
-                causal=False,
-                scale=scale,
-                seqused_k=m["used_groups"],
-            )
-            out_b, lse_b = varlen_attention(
-                q,
-                pool.rk[layer],
-                pool.rv[layer],
-                m["cu_q_rows"],
-                m["k_rows"],
-                1,
-                m["max_k"],
-                causal=False,
-                scale=scale,
-                seqused_k=m["used"],
-            )
-            return merge_attention(out_a, lse_a, out_b, lse_b)[:, None]
+            if self.gqa_packing == "off":
+                return self._decode_unpacked(layer, q, scale)[:, None]
+            return self._decode_packed(layer, q, scale)[:, None]
         # Prefill: one packed sequence batch, [1, heads, tokens, dim] -> [tokens, heads, dim].
         q = query[0].transpose(0, 1)
         k = key[0].transpose(0, 1)
@@ -276,6 +271,83 @@ class CascadeState:
             )
             return merge_attention(out_a, lse_a, out_b, lse_b)[None]
         raise RuntimeError(f"cascade state has no call layout (mode {self.mode!r})")
+
+    def _decode_unpacked(self, layer: int, q: torch.Tensor, scale: float) -> torch.Tensor:
+        m, pool = self.meta, self.pool
+        out_a, lse_a = varlen_attention(
+            q,
+            pool.pk[layer],
+            pool.pv[layer],
+            m["cu_q_groups"],
+            m["k_groups"],
+            m["max_q_groups"],
+            m["max_prefix"],
+            causal=False,
+            scale=scale,
+            seqused_k=m["used_groups"],
+        )
+        out_b, lse_b = varlen_attention(
+            q,
+            pool.rk[layer],
+            pool.rv[layer],
+            m["cu_q_rows"],
+            m["k_rows"],
+            1,
+            m["max_k"],
+            causal=False,
+            scale=scale,
+            seqused_k=m["used"],
+        )
+        return merge_attention(out_a, lse_a, out_b, lse_b)
+
+    def _decode_packed(self, layer: int, q: torch.Tensor, scale: float) -> torch.Tensor:
+        """The decode step's two parts with GQA packing (see :data:`GQA_PACKING`)."""
+        m, pool = self.meta, self.pool
+        heads, kv_heads = q.shape[1], pool.pk[layer].shape[1]
+        rep = heads // kv_heads
+        qp = pack_gqa(q, kv_heads)
+        out_a, lse_a = varlen_attention_packed(
+            qp,
+            pool.pk[layer],
+            pool.pv[layer],
+            m["cu_q_groups"],
+            m["k_groups"],
+            m["max_q_groups"],
+            m["max_prefix"],
+            rep=rep,
+            scale=scale,
+            seqused_k=m["used_groups"],
+        )
+        if self.gqa_packing == "both":
+            out_b, lse_b = varlen_attention_packed(
+                qp,
+                pool.rk[layer],
+                pool.rv[layer],
+                m["cu_q_rows"],
+                m["k_rows"],
+                1,
+                m["max_k"],
+                rep=rep,
+                scale=scale,
+                seqused_k=m["used"],
+            )
+            # Merged in the packed layout (per row and head), unpacked once.
+            merged = merge_attention(out_a, lse_a, out_b, lse_b)
+            return unpack_gqa(merged, heads)
+        out_a, lse_a = unpack_gqa(out_a, heads), unpack_gqa(lse_a, heads)
+        out_b, lse_b = varlen_attention(
+            q,
+            pool.rk[layer],
+            pool.rv[layer],
+            m["cu_q_rows"],
+            m["k_rows"],
+            1,
+            m["max_k"],
+            causal=False,
+            scale=scale,
+            seqused_k=m["used"],
+        )
+        return merge_attention(out_a, lse_a, out_b, lse_b)
 
 
 def _cascade_attention_forward(

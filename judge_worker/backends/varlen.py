@@ -183,6 +183,57 @@ def _varlen_reference(
     return flat_out, flat_lse
 
 
+def pack_gqa(q: torch.Tensor, kv_heads: int) -> torch.Tensor:
+    """Queries ``[tokens, heads, dim]`` as ``[tokens * rep, kv_heads, dim]`` (``rep = heads //
+    kv_heads``): the ``rep`` query heads that share a key/value head become ``rep`` consecutive
+    query rows of that head, so a kernel that tiles query rows per head reads each key/value
+    block once per group instead of once per query head. Only for non-causal attention: the
+    packed rows of one token share its position (one decode token per row)."""
+    tokens, heads, dim = q.shape
+    rep = heads // kv_heads
+    # Query head h attends with key/value head h // rep (transformers' repeat_kv order).
+    return q.view(tokens, kv_heads, rep, dim).transpose(1, 2).reshape(tokens * rep, kv_heads, dim)
+
+
+def unpack_gqa(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """The inverse of :func:`pack_gqa`, for an output ``[tokens * rep, kv_heads, dim]`` or a
+    log-sum-exp ``[tokens * rep, kv_heads]``: ``[tokens, heads(, dim)]``."""
+    packed, kv_heads, *rest = x.shape
+    rep = heads // kv_heads
+    tokens = packed // rep
+    return x.view(tokens, rep, kv_heads, *rest).transpose(1, 2).reshape(tokens, heads, *rest)
+
+
+def varlen_attention_packed(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_q: torch.Tensor,
+    cu_k: torch.Tensor,
+    max_q: int,
+    max_k: int,
+    *,
+    rep: int,
+    scale: float,
+    seqused_k: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Non-causal :func:`varlen_attention` with the query heads of each key/value group packed
+    into query rows (:func:`pack_gqa`).
+
+    ``q`` is the packed queries ``[Tq * rep, Hk, D]`` (``rep`` query heads per key/value
+    head); ``cu_q`` and ``max_q`` count unpacked tokens, as for :func:`varlen_attention`.
+    Returns the packed result (output ``[Tq * rep, Hk, D]``, log-sum-exp ``[Tq * rep, Hk]``):
+    :func:`merge_attention` takes it as it is, since it works per row and head, and
+    :func:`unpack_gqa` turns it back.
+    """
+    # A token's rep rows are consecutive, so sequence i's rows start at rep * cu_q[i]. The
+    # product is a device op on the layout's tensor: a CUDA graph replays it with each layout.
+    return varlen_attention(
+        q, k, v, cu_q * rep, cu_k, max_q * rep, max_k, causal=False, scale=scale,
+        seqused_k=seqused_k,
+    )  # fmt: skip
+
+
 def merge_attention(
     out_a: torch.Tensor, lse_a: torch.Tensor, out_b: torch.Tensor, lse_b: torch.Tensor
 ) -> torch.Tensor:
