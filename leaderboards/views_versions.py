@@ -35,9 +35,9 @@ def _page(
     context = {
         "board": board,
         "manage": manage,
-        "versions": board.versions.select_related("judge_config", "created_by").annotate(
-            n_items=Count("items")
-        ),
+        "versions": board.versions.select_related("judge_config", "created_by")
+        .annotate(n_items=Count("items"))
+        .order_by("-number"),
         # Participants reach the inputs from the upload page; the link is for those who may.
         "inputs": allowed(request.user, "submissions.download_inputs", board),
     }
