@@ -226,7 +226,8 @@ def fc_fit_bt(
         args=(pairs, outcomes, weights, alpha),
         jac=True,
         method="L-BFGS-B",
-        options={"disp": False, "maxiter": 100, "gtol": 1e-6},
+        # FastChat's options (its "disp": False left out: deprecated by SciPy, a print switch).
+        options={"maxiter": 100, "gtol": 1e-6},
     )
     return np.asarray(result["x"])
 

@@ -175,3 +175,20 @@ def test_rate_groups_without_rounds_is_the_plain_fits() -> None:
         assert np.array_equal(res.glicko2.rating, glicko2(ga, gb, gs, 5).rating)
     with pytest.raises(ValueError):
         rate_groups(a, b, s, group, 5, rounds=-1)
+
+
+def test_the_bench_fastchat_functions_compute_what_ours_do() -> None:
+    # bench/pairwise_ranking.py times Chatbot Arena's functions (restated from FastChat) as the
+    # baseline: they must compute the same ratings on the same battles for the ratio to mean
+    # anything — Elo exactly, Bradley–Terry the same maximum (FastChat stops L-BFGS-B at a
+    # gradient of 1e-6 and does not centre: compared centred, to a fraction of a point).
+    from bench.pairwise_ranking import fc_compute_elo, fc_compute_mle, fc_frame
+
+    a, b, s = random_battles(500, 6, seed=31)
+    frame = fc_frame(list(zip(a, b, s, strict=True)))
+    names = [f"model-{i:02d}" for i in range(6)]
+    fc_elo = fc_compute_elo(frame)
+    assert [fc_elo[n] for n in names] == pytest.approx(elo(a, b, s, 6).tolist(), abs=1e-9)
+    fc_bt = fc_compute_mle(frame)[names].to_numpy()
+    exact = bradley_terry(a, b, s, 6, BradleyTerryParams(iterations=5000))
+    assert (fc_bt - fc_bt.mean() + 1000).tolist() == pytest.approx(exact.tolist(), abs=0.05)
