@@ -94,6 +94,8 @@ def discussion(request: HttpRequest) -> dict[str, Any]:
             .first()
         )
         context["discussion_boxes"] = _own_boxes(user, markup)
+    elif name == "console":
+        context["discussion_counts"] = selectors.panel_counts(user)
     elif name == "console_answer_review":
         kwargs = match.kwargs  # type: ignore[union-attr]
         context["discussion_boxes"] = _review_boxes(

@@ -10,8 +10,10 @@ from django.urls import reverse
 
 from discussion import services
 from discussion.models import Comment, Thread
+from material.models import Answer, AnswerPair, Instruction, LanguageModel
 from tests.conftest import make_expert
 from tests.discussion.conftest import Scene
+from work.comparisons import comparisons_build
 from work.models import Assignment, AssignmentStatus
 
 pytestmark = pytest.mark.django_db
@@ -189,3 +191,39 @@ def test_a_paused_or_released_assignment_keeps_its_thread_readable(scene: Scene)
     assert client_of(scene.p.expert_a.user).get(url(scene.assignment)).status_code == 200
     other = make_expert("other", scene.p.panel_a)
     assert client_of(other.user).get(url(scene.assignment)).status_code == 404
+
+
+def test_the_side_by_side_page_holds_the_pairs_thread(scene: Scene) -> None:
+    """A pair's thread is on its page for the expert, and on the thread page for his
+    supervisors, by kind and number: neither model's name anywhere."""
+    instruction = Instruction.objects.create(text="Сравните два ответа.")
+    answers = [
+        Answer.objects.create(
+            instruction=instruction,
+            model=LanguageModel.objects.get_or_create(name=name, version="1")[0],
+            text=f"Ответ {name}.",
+            text_hash=f"pair-disc-{name}",
+        )
+        for name in ("Модель-Альфа", "Модель-Бета")
+    ]
+    pair = AnswerPair.objects.create(
+        instruction=instruction, answer_a=answers[0], answer_b=answers[1]
+    )
+    comparisons_build(panel_id=scene.p.panel_a.pk, route=True, pair_ids=[pair.pk], seed=1)
+    mine = Assignment.objects.get(pair=pair, expert=scene.p.expert_a)
+    services.comment_post(item=mine, user=scene.p.expert_a.user, body="Ответы одинаковы?")
+    page = client_of(scene.p.expert_a.user).get(reverse("assignment", args=[mine.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200 and "Ответы одинаковы?" in html and "data-comment-box" in html
+    thread = client_of(scene.p.supervisor_a).get(url(mine)).content.decode()
+    assert "Ответы одинаковы?" in thread and "Side-by-side comparison" in thread
+    assert "Модель-Альфа" not in thread and "Модель-Бета" not in thread
+    assert client_of(scene.p.expert_b.user).get(url(mine)).status_code == 404
+
+
+def test_the_console_counts_open_threads_per_panel(scene: Scene) -> None:
+    services.comment_post(item=scene.assignment, user=scene.p.expert_a.user, body="Вопрос")
+    sup_a = client_of(scene.p.supervisor_a).get(reverse("console")).content.decode()
+    assert f'data-panel="{scene.p.panel_a.number}"' in sup_a
+    sup_b = client_of(scene.p.supervisor_b).get(reverse("console")).content.decode()
+    assert "data-panel=" not in sup_b
