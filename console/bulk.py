@@ -34,6 +34,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from console.browser import PAGE_SIZE
 from console.models import ReviewRequest
 from panels.models import Expert, Membership, Panel, SupervisorAction
 from panels.selectors import eligible_memberships
@@ -59,8 +60,9 @@ ACTIONS = {
     REOPEN: gettext_lazy("Reopen"),
     REVIEW: gettext_lazy("Send to review"),
 }
-# One page of the browser at most (console.browser.PAGE_SIZE), with room to spare.
-MAX_SELECTION = 200
+# A selection is made on one page of the browser; reopen returns each estimate through
+# work.review (a few queries each), so a selection stays page-sized.
+MAX_SELECTION = PAGE_SIZE
 OPEN = (AssignmentStatus.ASSIGNED, AssignmentStatus.IN_PROGRESS)
 _OPEN_ESTIMATES = (EstimateStatus.PENDING, EstimateStatus.DRAFT)
 
@@ -335,6 +337,7 @@ def _send_to_review(rows: list[Assignment], user: Any) -> BulkResult:
     )
     now = timezone.now()
     actor = actor_or_none(user)
+    sent: list[ReviewRequest] = []
     for a in rows:
         reason = _common_refusal(a)
         if not reason and not submitted[a.pk]:
@@ -345,10 +348,12 @@ def _send_to_review(rows: list[Assignment], user: Any) -> BulkResult:
         if reason:
             result.refused.append(Refusal(a.pk, reason))
             continue
-        for e in fresh:
-            ReviewRequest.objects.update_or_create(
-                estimate=e,
-                defaults={"panel_id": a.panel_id, "requested_by": actor, "requested_at": now},
-            )
+        sent += [
+            ReviewRequest(estimate=e, panel_id=a.panel_id, requested_by=actor, requested_at=now)
+            for e in fresh
+        ]
         result.done += 1
+    # A request already answered is renewed: one row per estimate, written in two queries.
+    ReviewRequest.objects.filter(estimate_id__in=[r.estimate_id for r in sent]).delete()
+    ReviewRequest.objects.bulk_create(sent)
     return result

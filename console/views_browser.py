@@ -1,6 +1,7 @@
-"""The data browser (answers and triples with search and filters) and the pickers that replace
-raw-id inputs in the console's forms. Reads are in console/browser.py; the rules in
-console/rules.py and panels/rules.py."""
+"""The data browser (answers, triples, instructions and experts' work with search and filters),
+its bulk actions on a selection of work, and the pickers that replace raw-id inputs in the
+console's forms. Reads are in console/browser.py, the bulk actions in console/bulk.py; the rules
+in console/rules.py and panels/rules.py."""
 
 from __future__ import annotations
 

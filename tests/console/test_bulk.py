@@ -192,6 +192,11 @@ def test_send_to_review_puts_submitted_estimates_into_the_sent_queue_until_revie
     review.estimate_accept(estimate=first, user=personas.supervisor_a)
     page = queues.queue_page(personas.panel_a, queues.SENT, viewer=personas.supervisor_a)
     assert first.pk not in {i.estimate_id for i in page.items}
+    # Sent again after its review: back in the queue, one request per estimate.
+    assert _apply(bulk.REVIEW, [work.done], personas.supervisor_a).done == 1
+    page = queues.queue_page(personas.panel_a, queues.SENT, viewer=personas.supervisor_a)
+    assert first.pk in {i.estimate_id for i in page.items}
+    assert ReviewRequest.objects.count() == rubric.count()
 
 
 # --- the view -------------------------------------------------------------------------------
