@@ -6,7 +6,9 @@ sequences whose buffers are longer than their contents); elsewhere a float32 ref
 implements the same contract (tests, CPU). The kernel is private, so :func:`flash_varlen_problem`
 checks at start-up that it still behaves as called here. :func:`merge_attention` combines two
 results over disjoint key sets exactly, which the cascade
-(:mod:`judge_worker.backends.cascade`) relies on.
+(:mod:`judge_worker.backends.cascade`) relies on; :func:`pack_gqa` and
+:func:`varlen_attention_packed` put the query heads of a key/value group into query rows for
+its decode steps, so the kernel reads each key/value block once per group.
 """
 
 from __future__ import annotations
