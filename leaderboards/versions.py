@@ -23,18 +23,30 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from dataset.aggregation import AggregationSettings
+from judging.models import JudgeConfig
 from leaderboards import hooks
-from leaderboards.models import BoardVersion, Leaderboard, VersionItem
+from leaderboards.models import BoardVersion, GateRule, Leaderboard, VersionItem
 from material.models import Instruction
-from taxonomy.models import Task
+from taxonomy.models import Task, TaskGroup
 from taxonomy.services import CriteriaIndex
 
 # The item fields a changelog compares (and names when one changed).
 ITEM_FIELDS = ("text", "reference_answer", "task_type", "task_path", "complexity", "style")
 # The rules a changelog compares, as stored on a version.
 RULE_FIELDS = ("judge_config_id", "gate_rule", "min_estimates", "fixed_settings", "task_groups")
+
+
+# How a changelog names each rule on the page (the stored changelog keeps the field names).
+RULE_LABELS = {
+    "judge_config_id": gettext_lazy("designated judge"),
+    "gate_rule": gettext_lazy("critical gate rule"),
+    "min_estimates": gettext_lazy("minimum of estimates per triple"),
+    "fixed_settings": gettext_lazy("fixed inference settings"),
+    "task_groups": gettext_lazy("Task types (none: all)"),
+}
 
 
 class NothingToCut(Exception):
@@ -247,4 +259,42 @@ def public_rows(version: BoardVersion) -> list[dict[str, str]]:
         for pk, text, task_type, task_path, complexity, style in version.items.order_by(
             "instruction_id"
         ).values_list("instruction_id", "text", "task_type", "task_path", "complexity", "style")
+    ]
+
+
+def rules_shown(rules: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """A changelog's rule changes as the page names them: (rule, old, new), a judge by its
+    configuration's name, a gate rule by its label, task types by their names."""
+    judges = {
+        c.pk: str(c)
+        for c in JudgeConfig.objects.filter(
+            pk__in=[
+                v
+                for r in rules
+                if r["setting"] == "judge_config_id"
+                for v in (r["old"], r["new"])
+                if v is not None
+            ]
+        )
+    }
+    groups = {g.pk: g.name for g in TaskGroup.objects.all()} if rules else {}
+
+    def value(setting: str, raw: Any) -> str:
+        if raw in (None, "", [], {}):
+            return "—"
+        if setting == "judge_config_id":
+            return judges.get(raw, str(raw))
+        if setting == "gate_rule":
+            return str(GateRule(raw).label) if raw in GateRule.values else str(raw)
+        if setting == "task_groups":
+            return ", ".join(groups.get(pk, str(pk)) for pk in raw)
+        return str(raw)
+
+    return [
+        (
+            str(RULE_LABELS.get(r["setting"], r["setting"])),
+            value(r["setting"], r["old"]),
+            value(r["setting"], r["new"]),
+        )
+        for r in rules
     ]

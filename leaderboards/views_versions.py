@@ -32,12 +32,19 @@ def _page(
     request: HttpRequest, board: Leaderboard, form: CutForm | None = None, status: int = 200
 ) -> HttpResponse:
     manage = allowed(request.user, "leaderboards.manage_leaderboards")
+    listed = list(
+        board.versions.select_related("judge_config", "created_by")
+        .annotate(n_items=Count("items"))
+        .order_by("-number")
+    )
+    for version in listed:
+        version.rules_shown = versions.rules_shown(  # type: ignore[attr-defined]
+            version.changelog.get("rules", [])
+        )
     context = {
         "board": board,
         "manage": manage,
-        "versions": board.versions.select_related("judge_config", "created_by")
-        .annotate(n_items=Count("items"))
-        .order_by("-number"),
+        "versions": listed,
         # Participants reach the inputs from the upload page; the link is for those who may.
         "inputs": allowed(request.user, "submissions.download_inputs", board),
     }
@@ -46,6 +53,7 @@ def _page(
         log = versions.changelog_of(latest, versions.draft_of(board))
         context.update(
             draft_log=log,
+            draft_rules=versions.rules_shown(log["rules"]),
             draft_empty=latest is not None and versions.changelog_empty(log),
             next_number=(latest.number + 1) if latest else 1,
             cut_form=form or CutForm(),

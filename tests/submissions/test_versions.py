@@ -154,7 +154,9 @@ def test_an_admin_cuts_a_version_with_a_changelog_and_a_note(
     assert "Инструкция из авторского цикла" in admin.get(versions_url).content.decode()
 
 
-def test_a_judge_change_is_the_next_versions_and_named_in_its_changelog(bench: Bench) -> None:
+def test_a_judge_change_is_the_next_versions_and_named_in_its_changelog(
+    bench: Bench, personas: Personas
+) -> None:
     from judging.services import config_save
 
     v1 = version_current(bench.board)
@@ -168,3 +170,9 @@ def test_a_judge_change_is_the_next_versions_and_named_in_its_changelog(bench: B
         {"setting": "judge_config_id", "old": v1.judge_config_id, "new": other.pk}
     ]
     assert v2.changelog["added"] == v2.changelog["changed"] == []
+    # The page names the rule and the judges (not the stored field and ids).
+    admin = Client()
+    admin.force_login(personas.admin)
+    page = admin.get(reverse("leaderboard_versions", args=[bench.board.slug])).content.decode()
+    assert f"designated judge: {v1.judge_config} → {other}" in page
+    assert "judge_config_id" not in page
