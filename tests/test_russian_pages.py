@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gettext
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -126,6 +127,15 @@ def _findings(
         for mistake in _plural_mistakes(text):
             found.append(f"plural {mistake!r} in {text!r}")
     return [f"{url}: {f}" for f in found if not any(p in url and t in f for p, t in ALLOWED)]
+
+
+def russian_checker() -> Callable[[str, list[str]], list[str]]:
+    """This module's checker for one page at a time (the browser walks of
+    tests/browser/test_readme_walks.py use it): the catalogue is read once, then each call takes
+    a page's URL and visible texts (`tests.crawl.Page.texts`) and returns its findings."""
+    whole, long = _english_messages(_catalogue())
+    names = _catalogue_names()
+    return lambda url, texts: _findings(url, texts, whole, long, names)
 
 
 # A crawl of every page as each demo persona: tens of seconds, so not in --quick.
