@@ -23,6 +23,7 @@ from leaderboards.models import (
     VisibilityChange,
 )
 from leaderboards.services import EXPERTS, snapshot_store
+from leaderboards.versions import version_cut
 from material.models import Answer, LanguageModel
 from participants.models import Participant
 from taxonomy.models import Criterion, CriterionGroup
@@ -539,3 +540,28 @@ def test_only_models_take_places_the_baselines_none(world: World, personas: Pers
         (place.strip(), "human baseline" in name or "random" in name) for _c, place, name in places
     ]
     assert shown == [("", True), ("1", False), ("2", False), ("", True)], places
+
+
+def test_a_versions_rows_never_take_a_later_instruction(
+    world: World, personas: Personas, make_answer: Callable[..., Answer]
+) -> None:
+    """Scores of two versions never meet: v1's rows stay those of its items after a new
+    instruction is answered and aggregated; v2, cut after it, counts it."""
+    v1_rows = rows_of(snapshot_store(world.board, rounds=0))
+    later = make_answer(model="Alpha", text=SECRET)
+    for criterion in world.general:
+        triple = Triple.objects.create(
+            answer=later,
+            criterion=criterion,
+            rubric=criterion.rubric,
+            group=criterion.group,
+            panel=personas.panel_a,
+            required_overlap=2,
+        )
+        TripleAggregate.objects.create(triple=triple, n_estimates=2, mean=0.0, excluded_reason="")
+    assert rows_of(snapshot_store(world.board, rounds=0)) == v1_rows
+    v2 = version_cut(world.board, actor=None)
+    v2_rows = rows_of(snapshot_store(world.board, version=v2, rounds=0))
+    assert v2_rows["Alpha"]["answers"] == v1_rows["Alpha"]["answers"] + 1
+    assert v2_rows["Alpha"]["mean"] < v1_rows["Alpha"]["mean"]
+    assert v2_rows["Beta"] == v1_rows["Beta"]
