@@ -93,9 +93,10 @@ class UploadForm(forms.Form):
 
 class DecideForm(forms.Form):
     decision = forms.ChoiceField(
-        choices=[("approve", gettext_lazy("Approve")), ("reject", gettext_lazy("Reject"))]
+        label=gettext_lazy("Decision"),
+        choices=[("approve", gettext_lazy("Approve")), ("reject", gettext_lazy("Reject"))],
     )
-    reason = forms.CharField(max_length=1000, required=False)
+    reason = forms.CharField(label=gettext_lazy("Reason"), max_length=1000, required=False)
 
 
 class RegisterForm(UserCreationForm):
