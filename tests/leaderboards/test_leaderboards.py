@@ -23,7 +23,7 @@ from leaderboards.models import (
     VisibilityChange,
 )
 from leaderboards.services import EXPERTS, snapshot_store
-from leaderboards.versions import version_cut
+from leaderboards.versions import version_current, version_cut
 from material.models import Answer, LanguageModel
 from participants.models import Participant
 from taxonomy.models import Criterion, CriterionGroup
@@ -565,3 +565,28 @@ def test_a_versions_rows_never_take_a_later_instruction(
     assert v2_rows["Alpha"]["answers"] == v1_rows["Alpha"]["answers"] + 1
     assert v2_rows["Alpha"]["mean"] < v1_rows["Alpha"]["mean"]
     assert v2_rows["Beta"] == v1_rows["Beta"]
+
+
+def test_a_changed_gate_rule_waits_for_the_next_version(
+    world: World, personas: Personas, django_capture_on_commit_callbacks: Any
+) -> None:
+    _five_votes(world)
+    v1 = version_current(world.board)
+    admin = Client()
+    admin.force_login(personas.admin)
+    url = reverse("leaderboard_refresh", args=["pollux"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin.post(url, {"gate_rule": GateRule.MAJORITY}, follow=True)
+    assert "applies from the next version" in response.content.decode()
+    world.board.refresh_from_db()
+    v1.refresh_from_db()
+    assert world.board.gate_rule == GateRule.MAJORITY and v1.gate_rule == GateRule.ANY
+    assert LeaderboardSnapshot.objects.get(version=v1).data["gate_rule"] == GateRule.ANY
+    v2 = version_cut(world.board, actor=personas.admin)
+    assert v2.gate_rule == GateRule.MAJORITY
+    assert v2.changelog["rules"] == [
+        {"setting": "gate_rule", "old": GateRule.ANY, "new": GateRule.MAJORITY}
+    ]
+    assert admin.post(url, {"version": "2"}).status_code == 302
+    assert admin.post(url, {"version": "two"}).status_code == 400
+    assert admin.post(url, {"version": "7"}).status_code == 404
