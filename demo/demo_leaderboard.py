@@ -201,9 +201,9 @@ def demo_leaderboard_ensure() -> str:
     if board.judge_config is not None and board.judge_config.name == DEMO_SERVER_JUDGE:
         # The demo server's judge at its new address is the same judge: a version frozen with
         # it follows the address (a real judge change is a new version, cut by an admin).
-        BoardVersion.objects.filter(
-            leaderboard=board, judge_config__name=DEMO_SERVER_JUDGE
-        ).update(judge_config=board.judge_config)
+        BoardVersion.objects.filter(leaderboard=board, judge_config__name=DEMO_SERVER_JUDGE).update(
+            judge_config=board.judge_config
+        )
     # Version 1: the demo's instructions as the seed wrote them; an instruction accepted later
     # (the README's writing walk-through) is not in it until an admin cuts version 2.
     version_current(board)
