@@ -8,6 +8,8 @@ from generation.models import Generation, GenerationConfig, GenerationRun
 @admin.register(GenerationConfig)
 class GenerationConfigAdmin(admin.ModelAdmin):
     list_display = ("name", "version", "model", "backend", "temperature", "max_new_tokens")
+    # A generation's fields only (the purpose is the proxy's; the rest is a judge's).
+    exclude = ("purpose", "model_family", "prompt_template", "decoding")
 
 
 @admin.register(GenerationRun)

@@ -1,31 +1,19 @@
-"""Turn a GenerationConfig into a judge_worker backend spec; the backend is built and kept
-loaded by judge_worker.backends.factory, whose one model per worker process judging shares.
-
-The API key is read from the environment variable the configuration names, never stored.
-"""
+"""A generation configuration's model: runs.backends, shared with judging (one backend factory,
+one loaded model per worker process: a judge asked for next frees the generator)."""
 
 from __future__ import annotations
 
-from generation.models import GenerationConfig
-from judge_worker.backends.factory import Backend, BackendSpec, build_backend, cached
+from judge_worker.backends.factory import Backend, cached
+from runs.backends import backend_spec as backend_spec
+from runs.backends import build_backend
+from runs.models import RunConfig
 
 
-def backend_spec(config: GenerationConfig) -> BackendSpec:
-    return BackendSpec(
-        kind=config.backend,
-        model_path=config.model_path,
-        endpoint=config.endpoint,
-        endpoint_model=config.endpoint_model or config.name,
-        api_key_env=config.api_key_env,
-        options={"max_new_tokens": config.max_new_tokens, "batch_size": config.batch_size},
-    )
+def build_generator(config: RunConfig) -> Backend:
+    return build_backend(config)
 
 
-def build_generator(config: GenerationConfig) -> Backend:
-    return build_backend(backend_spec(config))
-
-
-def cached_generator(config: GenerationConfig) -> Backend:
-    """One loaded model per worker process: another configuration, of generation or of a
-    judge, frees the previous one."""
+def cached_generator(config: RunConfig) -> Backend:
+    """Loaded once per worker process, and the only model loaded there (a generation run
+    never overrides its configuration's backend: the key leaves it out)."""
     return cached(("generate", config.pk), backend_spec(config))

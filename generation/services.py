@@ -1,7 +1,7 @@
 """Writes of answer generation: configuration versions, runs and what a generation batch does.
 
 A run's life (batches as jobs of kind "generation" sent to the GPU queue, claims, counters,
-finishing, cancel, resume, inline execution) is jobs.batched.BatchedRuns; this module gives it
+finishing, cancel, resume, inline execution) is runs.batched.BatchedRuns; this module gives it
 generation's part (_Generation): the instructions a batch has not answered yet, their prompts,
 and the outputs written in one transaction against the unique (run, instruction), so a retried
 or duplicated task never answers twice; an instruction the model already answered (in any run)
@@ -26,13 +26,15 @@ from generation.models import (
     GenerationConfig,
     GenerationRun,
 )
-from jobs.batched import BatchedRuns
-from jobs.batched import stale_after as stale_after  # the batch task's staleness
 from jobs.models import Job, JobKind
 from jobs.services import JobContext
 from judge_worker import GenerationItem, GenerationOutput, Generator
 from material.import_common import sha256_hex
 from material.models import Answer, Instruction, LanguageModel
+from runs.batched import BatchedRuns
+from runs.batched import stale_after as stale_after  # the batch task's staleness
+from runs.models import RunConfig
+from runs.services import config_latest, config_next_version, config_unchanged
 from taxonomy.models import Task
 
 logger = logging.getLogger(__name__)
@@ -132,9 +134,7 @@ def config_save(
     groups = sorted(set(task_groups))
     if Task.objects.filter(pk__in=groups, level=0).count() != len(groups):
         raise GenerationError(_("task groups must be top-level tasks"), "task_groups")
-    current = (
-        GenerationConfig.objects.select_for_update().filter(name=name).order_by("-version").first()
-    )
+    current = config_latest(GenerationConfig, name)
     values = {
         f: fields.get(f, getattr(current, f)) if current else fields.get(f) for f in CONFIG_FIELDS
     }
@@ -143,15 +143,16 @@ def config_save(
     model, _created = LanguageModel.objects.get_or_create(
         name=model_name[:200], version=model_version.strip()[:100]
     )
-    if current is not None:
-        same = all(getattr(current, f) == v for f, v in values.items())
-        same = same and current.model_id == model.pk
-        same = same and sorted(current.task_groups.values_list("pk", flat=True)) == groups
-        if same:
-            return current
+    # The task groups last: a query, asked only when everything else is the same.
+    if (
+        current is not None
+        and config_unchanged(current, {**values, "model_id": model.pk})
+        and sorted(current.task_groups.values_list("pk", flat=True)) == groups
+    ):
+        return current
     config = GenerationConfig(
         name=name,
-        version=(current.version + 1) if current else 1,
+        version=config_next_version(current),
         model=model,
         created_by=created_by,
         **values,
@@ -228,7 +229,9 @@ def run_create(
     ids = list(scope_instructions(config, scope).values_list("pk", flat=True))
     if scope.get("limit"):
         ids = ids[: scope["limit"]]
-    run = GenerationRun.objects.create(config=config, scope=scope, created_by=created_by)
+    run = GenerationRun.objects.create(
+        config=config, backend=config.backend, scope=scope, created_by=created_by
+    )
     RUNS.plan(run, ids, size=config.batch_size, total=len(ids))
     if ids and enqueue:
         RUNS.send_on_commit(run.pk)
@@ -249,9 +252,7 @@ def run_resume(*, run: GenerationRun, stale: timedelta | None = None) -> int:
 # --- batches --------------------------------------------------------------------------------
 
 
-def build_items(
-    config: GenerationConfig, instructions: Sequence[Instruction]
-) -> list[GenerationItem]:
+def build_items(config: RunConfig, instructions: Sequence[Instruction]) -> list[GenerationItem]:
     items = []
     for instruction in instructions:
         messages = []
@@ -274,13 +275,11 @@ def build_items(
 
 
 class _Generation:
-    """Generation's part of a batched run (jobs.batched): each instruction answered once."""
+    """Generation's part of a batched run (runs.batched): each instruction answered once."""
 
     job_kind = JobKind.GENERATION_BATCH
     run_model = GenerationRun
     batch_model = GenerationBatch
-    ids_field = "instruction_ids"
-    job_related = "generation_batch"
     incomplete = BatchIncomplete
 
     def todo(self, run: GenerationRun, batch: GenerationBatch) -> list[Any]:
@@ -324,7 +323,7 @@ RUNS: BatchedRuns[GenerationRun, GenerationBatch, Generator, GenerationItem, Gen
 def batch_generate(
     ctx: JobContext, *, generator_factory: Callable[[GenerationRun], Generator]
 ) -> None:
-    """The body of a generation batch's job (jobs.batched.BatchedRuns.batch_body): answer its
+    """The body of a generation batch's job (runs.batched.BatchedRuns.batch_body): answer its
     instructions not yet answered in this run, then write every output in one transaction."""
     RUNS.batch_body(ctx, backend_factory=generator_factory)
 
@@ -344,6 +343,7 @@ def _write(run: GenerationRun, todo: list[int], outputs: list[GenerationOutput])
     config = run.config
     rows: list[Generation] = []
     answers: list[Answer] = []
+    assert config.model_id is not None, "a generation configuration names its model"
     for out in outputs:
         try:
             pk = int(out.item_id)

@@ -10,6 +10,16 @@ from django.utils.translation import gettext as _
 from judging import services
 from judging.models import JudgeBatch, JudgeConfig, JudgeEstimate, JudgeRun
 
+GENERATION_FIELDS = (
+    "model",
+    "system_prompt",
+    "temperature",
+    "top_p",
+    "top_k",
+    "seed",
+    "task_groups",
+)
+
 
 @admin.register(JudgeConfig)
 class JudgeConfigAdmin(admin.ModelAdmin):
@@ -19,6 +29,8 @@ class JudgeConfigAdmin(admin.ModelAdmin):
     list_display = ["name", "version", "backend", "model_path", "endpoint", "created_at"]
     list_filter = ["backend", "name"]
     readonly_fields = ["version", "created_by", "created_at"]
+    # A judge's fields only (the purpose is the proxy's; the rest is generation's).
+    exclude = ["purpose", "max_new_tokens", *GENERATION_FIELDS]
     save_as = False
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 

@@ -15,10 +15,18 @@ class JudgingConfig(AppConfig):
         # in every process, the web one included.
         import judging.tasks  # noqa: F401
         from judging.models import JudgeBatch
-        from judging.signals import batch_deleted
+        from runs.signals import batch_deleted
 
-        # A deleted run (or batch) takes its judge_batch jobs with it.
+        # A deleted batch takes its job with it (runs connects the cascade from a run).
         post_delete.connect(batch_deleted, sender=JudgeBatch, dispatch_uid="judging.batch_job")
+
+        # The kinds of judge run, each a plug-in of judging.kinds.
+        from judging.kinds import kinds
+        from judging.kinds.pairwise import PairwiseRun
+        from judging.kinds.pointwise import PointwiseRun
+
+        for kind in (PointwiseRun(), PairwiseRun()):
+            kinds.register(kind, key=kind.key)
 
         # The export (dataset, below judging) carries judge columns through this registry.
         from dataset import columns

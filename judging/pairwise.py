@@ -30,6 +30,8 @@ from work.models import Estimate, EstimateStatus, Triple, TripleKind
 # The paper's three prompts (Figure 4), in the order it prints them.
 DEFAULT_TEMPLATES = ("repa_1", "repa_2", "repa_3")
 DEFAULT_SHOTS = 1
+# At most this many gold examples in a pairwise prompt (REPA's few-shot setting gives one).
+MAX_SHOTS = 5
 # The final label of a triple whose templates reach no majority (explicit, never a label); the
 # rankings read it through dataset.label_sources, where the code lives.
 NO_MAJORITY = label_sources.NO_MAJORITY

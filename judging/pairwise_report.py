@@ -46,7 +46,7 @@ def twin_run(run: JudgeRun) -> JudgeRun | None:
     """The run's position-bias twin: the run it mirrors, else its latest mirror."""
     if run.swap_of_id:
         return JudgeRun.objects.filter(pk=run.swap_of_id, kind=RunKind.PAIRWISE).first()
-    return run.swap_runs.filter(kind=RunKind.PAIRWISE).order_by("-pk").first()
+    return JudgeRun.objects.filter(swap_of=run, kind=RunKind.PAIRWISE).order_by("-pk").first()
 
 
 def pairwise_fingerprint(run: JudgeRun) -> dict[str, Any]:

@@ -30,8 +30,8 @@ from dataset.aggregation import (
     read_estimate_frame,
     snapshot,
 )
-from judging.models import JudgeEstimate, JudgeRun, RunKind
-from judging.pairwise_report import pairwise_fingerprint, run_pairwise_report
+from judging import kinds
+from judging.models import JudgeEstimate, JudgeRun
 from material.models import LanguageModel
 from protocol.rationale import RationaleRule
 from taxonomy.models import Criterion, Task
@@ -73,18 +73,20 @@ def judged_answers_sql(run_id: int) -> str:
 
 
 def report_fingerprint(run: JudgeRun) -> dict[str, Any]:
-    """What the stored report was computed from; a different value means it is stale.
+    """What the stored report was computed from; a different value means it is stale (each
+    kind has its own: judging.kinds)."""
+    return kinds.of(run).fingerprint(run)
+
+
+def pointwise_fingerprint(run: JudgeRun) -> dict[str, Any]:
+    """A pointwise run's report fingerprint.
 
     The judge side costs no query: judge estimates are only ever added, and the run's `done`
     and `parse_failures` are recounted from them in the transaction that adds them. The expert
     side is one aggregate over the submitted estimates of the answers the run judged (a
     submission, an edit, a reopening or a deletion changes their count or latest `updated_at`).
-    The dataset rules' settings are part of it: changing them changes the dataset. A pairwise
-    run has its own (judging.pairwise_report).
+    The dataset rules' settings are part of it: changing them changes the dataset.
     """
-    if run.kind == RunKind.PAIRWISE:
-        return pairwise_fingerprint(run)
-
     experts = Estimate.objects.filter(
         status=EstimateStatus.SUBMITTED,
         # Rubric scores only: a side-by-side label on a pair whose answer A was judged changes
@@ -144,11 +146,14 @@ def run_report(run: JudgeRun) -> tuple[dict[str, Any], dict[str, Any]]:
 
     with snapshot():
         run = JudgeRun.objects.select_related("config").get(pk=run.pk)
-        if run.kind == RunKind.PAIRWISE:
-            return run_pairwise_report(run)
-        fingerprint = report_fingerprint(run)
-        judged = _labels(_judge_frame(run))
-        frame = read_estimate_frame(answers_sql=judged_answers_sql(run.pk))
+        return kinds.of(run).report(run)
+
+
+def pointwise_report(run: JudgeRun) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A pointwise run's (report, fingerprint), inside the caller's snapshot."""
+    fingerprint = pointwise_fingerprint(run)
+    judged = _labels(_judge_frame(run))
+    frame = read_estimate_frame(answers_sql=judged_answers_sql(run.pk))
     return compute_report(judged, frame, family=run.config.model_family), fingerprint
 
 

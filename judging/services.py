@@ -1,10 +1,10 @@
 """Writes of the judging app: configuration versions, runs and what a judge batch does.
 
 A run's life (batches as jobs, sending on commit, claims, counters, finishing, cancel, resume,
-inline execution) is jobs.batched.BatchedRuns; this module gives it judging's part (_Judging):
-the triples, or (triple, template) calls, a batch has not judged yet, their prompts, and the
-estimates written with `bulk_create(ignore_conflicts=True)` against the unique (run, triple)
-or (run, triple, template), so a retried or duplicated task never judges anything twice.
+inline execution) is runs.batched.BatchedRuns; this module gives it judging's part (_Judging),
+which asks the run's kind (judging.kinds: pointwise, pairwise) for what a batch has not judged
+yet, its prompts and the estimates it writes, with `bulk_create(ignore_conflicts=True)` against
+the kind's unique key, so a retried or duplicated task never judges anything twice.
 """
 
 from __future__ import annotations
@@ -19,34 +19,20 @@ from django.db import transaction
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
-from jobs.batched import BatchedRuns
-from jobs.batched import stale_after as stale_after  # the batch task's staleness
 from jobs.models import Job, JobKind, JobStatus
 from jobs.services import JobContext, enqueue
-from judge_worker import (
-    PAIRWISE_TEMPLATES,
-    JudgeBackend,
-    JudgeItem,
-    JudgeOutput,
-    build_messages,
-    render_rubrics,
-)
-from judging import hooks, pairwise
-from judging.models import (
-    JudgeBatch,
-    JudgeConfig,
-    JudgeEstimate,
-    JudgeReport,
-    JudgeRun,
-    PairwiseJudgeEstimate,
-    RunKind,
-    RunStatus,
-    default_prompt_template,
-)
-from judging.pairwise import DEFAULT_SHOTS, DEFAULT_TEMPLATES
+from judge_worker import JudgeBackend, JudgeItem, JudgeOutput
+from judging import hooks, kinds
+from judging.kinds import REQUEST_FAILED as REQUEST_FAILED
+from judging.models import JudgeBatch, JudgeConfig, JudgeReport, JudgeRun, RunKind, RunStatus
+from judging.pairwise import MAX_SHOTS as MAX_SHOTS
+from judging.prompts import build_items as build_items
 from judging.report import report_fingerprint, run_report
 from judging.selectors import report_job_active, scope_triples
-from work.models import Triple
+from runs.batched import BatchedRuns
+from runs.batched import stale_after as stale_after  # the batch task's staleness
+from runs.models import RunConfig
+from runs.services import config_latest, config_next_version, config_unchanged
 
 logger = logging.getLogger(__name__)
 
@@ -62,13 +48,6 @@ CONFIG_FIELDS = (
     "decoding",
     "batch_size",
 )
-
-
-# At most this many gold examples in a pairwise prompt (REPA's few-shot setting gives one).
-MAX_SHOTS = 5
-
-# How judge_worker's HTTP backend marks an item whose request failed after its retries.
-REQUEST_FAILED = "request failed"
 
 
 class JudgingError(Exception):
@@ -92,16 +71,14 @@ def config_save(*, name: str, created_by: Any = None, **fields: Any) -> JudgeCon
     unknown = set(fields) - set(CONFIG_FIELDS)
     if unknown:
         raise JudgingError(f"unknown configuration fields: {sorted(unknown)}")
-    # Lock the name's versions so two admins saving at once get versions n+1 and n+2.
-    current = JudgeConfig.objects.select_for_update().filter(name=name).order_by("-version").first()
+    current = config_latest(JudgeConfig, name)
     if current is not None:
         values = {f: fields.get(f, getattr(current, f)) for f in CONFIG_FIELDS}
-        if all(getattr(current, f) == v for f, v in values.items()):
+        if config_unchanged(current, values):
             return current
-        version = current.version + 1
     else:
         values = dict(fields)
-        version = 1
+    version = config_next_version(current)
     config = JudgeConfig(name=name, version=version, created_by=created_by, **values)
     config.full_clean()
     config.save()
@@ -126,7 +103,7 @@ def clean_scope(scope: dict[str, Any]) -> dict[str, Any]:
 @transaction.atomic
 def run_create(
     *,
-    config: JudgeConfig,
+    config: RunConfig,
     scope: dict[str, Any],
     created_by: Any = None,
     backend: str | None = None,
@@ -142,34 +119,16 @@ def run_create(
     `shots` gold examples (default 1, REPA's few-shot setting; 0 is zero-shot). With `swap_of`
     it is that run's position-bias twin: the same scope, templates and shots, A and B swapped.
     """
-    if swap_of is not None:
-        if swap_of.kind != RunKind.PAIRWISE:
-            raise JudgingError("only a side-by-side run has a swapped twin")
-        kind, templates, shots, scope = (
-            RunKind.PAIRWISE,
-            swap_of.templates,
-            swap_of.shots,
-            swap_of.scope,
-        )
-    fields: dict[str, Any] = {}
-    if kind == RunKind.PAIRWISE:
-        chosen = list(templates if templates is not None else DEFAULT_TEMPLATES)
-        unknown = [t for t in chosen if t not in PAIRWISE_TEMPLATES]
-        if not chosen or unknown or len(set(chosen)) != len(chosen):
-            raise JudgingError(
-                f"templates must be distinct names of {sorted(PAIRWISE_TEMPLATES)}, got {chosen}"
-            )
-        k = DEFAULT_SHOTS if shots is None else int(shots)
-        if not 0 <= k <= MAX_SHOTS:
-            raise JudgingError(f"shots must be between 0 and {MAX_SHOTS}, got {k}")
-        fields = {
-            "templates": chosen,
-            "shots": k,
-            "swapped": swap_of is not None and not swap_of.swapped,
-            "swap_of": swap_of,
-        }
-    elif kind != RunKind.POINTWISE:
-        raise JudgingError(f"unknown run kind {kind!r}")
+    try:
+        if swap_of is not None:
+            # The twin's kind, scope and options are its original's.
+            kind, scope, templates, shots = kinds.of(swap_of).twin_options(swap_of)
+        run_kind = kinds.kinds.get(kind)
+        if run_kind is None:
+            raise ValueError(f"unknown run kind {kind!r}")
+        fields = run_kind.run_fields(templates=templates, shots=shots, swap_of=swap_of)
+    except ValueError as exc:
+        raise JudgingError(str(exc)) from None
     run = JudgeRun.objects.create(
         config=config,
         backend=backend or config.backend,
@@ -194,8 +153,7 @@ def run_plan_batches(*, run: JudgeRun) -> int:
     ids = list(scope_triples(run.scope, run.kind).values_list("pk", flat=True))
     if run.scope.get("limit"):
         ids = ids[: int(run.scope["limit"])]
-    # A pairwise run's unit of work is a call: one per (triple, template).
-    total = len(ids) * (len(run.templates) if run.is_pairwise else 1)
+    total = kinds.of(run).total(run, len(ids))
     # Sent by run_create / run_resume once the run commits, not here.
     return RUNS.plan(run, ids, size=run.config.batch_size, total=total)
 
@@ -207,7 +165,7 @@ def run_cancel(*, run: JudgeRun) -> None:
 
 def run_resume(*, run: JudgeRun, stale: timedelta | None = None) -> int:
     """Resume a cancelled, failed or stalled run: re-queue every batch that is not done
-    (jobs.batched.BatchedRuns.resume). Returns the number of batches queued."""
+    (runs.batched.BatchedRuns.resume). Returns the number of batches queued."""
     return RUNS.resume(run=run, stale=stale)
 
 
@@ -216,84 +174,20 @@ def run_resume(*, run: JudgeRun, stale: timedelta | None = None) -> int:
 ClaimResult = Literal["claimed", "busy", "gone"]
 
 
-def build_items(config: JudgeConfig, triples: Sequence[Triple]) -> list[JudgeItem]:
-    """Judge prompts for triples loaded with answer__instruction, criterion and rubric."""
-    custom = config.prompt_template.strip() != default_prompt_template().strip()
-    items = []
-    for triple in triples:
-        instruction = triple.answer.instruction
-        criterion, rubric = triple.criterion, triple.rubric
-        # A run's triples come from scope_triples, which keeps to rubric (pointwise) triples,
-        # and those always have both (the check constraint triple_fields_of_kind).
-        assert criterion is not None and rubric is not None, f"triple {triple.pk} is not rubric"
-        levels = rubric.levels
-        rubrics = render_rubrics(
-            [(str(lv["value"]), str(lv.get("ru") or lv.get("en") or "")) for lv in levels]
-        )
-        criterion_name = criterion.name_ru or criterion.name_en
-        reference = instruction.reference_answer or None
-        if custom:
-            # An admin-edited template: plain str.format over the POLLUX placeholders.
-            prompt = config.prompt_template.format_map(
-                {
-                    "instruction": instruction.text,
-                    "answer": triple.answer.text,
-                    "criteria_name": criterion_name,
-                    "rubrics": rubrics,
-                    "reference_answer": reference or "",
-                }
-            )
-            messages = [{"role": "user", "content": prompt}]
-        else:
-            messages = build_messages(
-                instruction=instruction.text,
-                answer=triple.answer.text,
-                criterion_name=criterion_name,
-                rubrics=rubrics,
-                reference_answer=reference,
-            )
-        items.append(
-            JudgeItem(
-                item_id=str(triple.pk),
-                prefix_key=str(triple.answer_id),
-                messages=messages,
-                allowed_scores=tuple(float(v) for v in rubric.values),
-                meta={"criterion": criterion.key},
-            )
-        )
-    return items
-
-
 class _Judging:
-    """Judging's part of a batched run (jobs.batched): a pointwise run judges each triple once,
-    a side-by-side run asks each (triple, template) once."""
+    """Judging's part of a batched run (runs.batched): the run's kind (judging.kinds) says what
+    a batch still has to do, its prompts and how its outputs are written."""
 
     job_kind = JobKind.JUDGE_BATCH
     run_model = JudgeRun
     batch_model = JudgeBatch
-    ids_field = "triple_ids"
-    job_related = "judge_batch"
     incomplete = BatchIncomplete
 
     def todo(self, run: JudgeRun, batch: JudgeBatch) -> list[Any]:
-        if run.is_pairwise:
-            return list(pairwise.todo_items(run, batch.triple_ids))
-        judged = set(
-            JudgeEstimate.objects.filter(run=run, triple_id__in=batch.triple_ids).values_list(
-                "triple_id", flat=True
-            )
-        )
-        return [tid for tid in batch.triple_ids if tid not in judged]
+        return kinds.of(run).todo(run, batch.triple_ids)
 
     def build_items(self, run: JudgeRun, todo: list[Any]) -> list[JudgeItem]:
-        if run.is_pairwise:
-            return list(pairwise.build_items(run, todo))
-        triples = list(
-            Triple.objects.filter(pk__in=todo)
-            .select_related("answer__instruction", "criterion", "rubric")
-            .order_by("answer_id", "position", "id")
-        )
-        return build_items(run.config, triples)
+        return kinds.of(run).build_items(run, todo)
 
     def answer(self, backend: JudgeBackend, items: list[JudgeItem]) -> list[JudgeOutput]:
         return list(backend.judge(items))
@@ -301,9 +195,7 @@ class _Judging:
     def write(
         self, run: JudgeRun, todo: list[Any], items: list[JudgeItem], outputs: list[JudgeOutput]
     ) -> str:
-        if run.is_pairwise:
-            return _write_pairwise(run, todo, items, outputs)
-        return _write_pointwise(run, todo, outputs)
+        return kinds.of(run).write(run, todo, items, outputs)
 
     def refresh_counters(self, run_id: int) -> None:
         _run_refresh_counters(run_id)
@@ -331,88 +223,8 @@ RUNS: BatchedRuns[JudgeRun, JudgeBatch, JudgeBackend, JudgeItem, JudgeOutput] = 
 )
 
 
-def _transport_error(out: JudgeOutput) -> bool:
-    """The endpoint never answered: not a verdict, so not stored; the batch fails and a retry
-    or resume asks again (a stored failure would be skipped forever)."""
-    return not out.raw_text and (out.parse.error or "").startswith(REQUEST_FAILED)
-
-
-def _with_cause(error: str, transport_errors: list[str]) -> str:
-    """A batch's error, with the first transport error as its cause."""
-    if error and transport_errors:
-        error += f" ({transport_errors[0][:500]})"
-    return error
-
-
-def _write_pointwise(run: JudgeRun, todo: list[int], outputs: list[JudgeOutput]) -> str:
-    """Save the verdicts; returns the batch's error ("" when every triple got a verdict)."""
-    wanted = set(todo)
-    rows = []
-    transport_errors: list[str] = []
-    for out in outputs:
-        triple_id = int(out.item_id)
-        if triple_id not in wanted:
-            continue
-        parse = out.parse
-        if _transport_error(out):
-            transport_errors.append(parse.error or "")
-            continue
-        ok = bool(parse.ok and parse.score is not None)
-        rows.append(
-            JudgeEstimate(
-                run=run,
-                triple_id=triple_id,
-                config_id=run.config_id,
-                score=float(parse.score) if ok and parse.score is not None else None,
-                parse_ok=ok,
-                error="" if ok else (parse.error or "no score"),
-                raw_text=out.raw_text,
-                feedback=parse.feedback or "",
-                prompt_tokens=out.prompt_tokens,
-                generated_tokens=out.generated_tokens,
-                seconds=out.seconds,
-            )
-        )
-    # ignore_conflicts: a stale claim taken over while the first worker still finished writes
-    # the same triples; the unique (run, triple) keeps the first estimate.
-    JudgeEstimate.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
-    missing = wanted - {r.triple_id for r in rows}
-    return _with_cause(
-        f"no verdict for {len(missing)} triples" if missing else "", transport_errors
-    )
-
-
-def _write_pairwise(
-    run: JudgeRun, calls: list[Any], items: list[JudgeItem], outputs: list[JudgeOutput]
-) -> str:
-    """Save a side-by-side batch's labels (unique per run, triple and template); the label is
-    read by the REPA parser, not the backend's POLLUX parse."""
-    by_id = {it.item_id: it for it in items}
-    rows, transport_errors = [], []
-    for out in outputs:
-        item = by_id.get(out.item_id)
-        if item is None:
-            continue
-        if _transport_error(out):
-            transport_errors.append(out.parse.error or "")  # not an answer: asked again later
-            continue
-        rows.append(
-            pairwise.estimate_from_output(
-                run,
-                item,
-                out.raw_text,
-                prompt_tokens=out.prompt_tokens,
-                generated_tokens=out.generated_tokens,
-                seconds=out.seconds,
-            )
-        )
-    PairwiseJudgeEstimate.objects.bulk_create(rows, ignore_conflicts=True, batch_size=500)
-    missing = len(calls) - len(rows)
-    return _with_cause(f"no answer for {missing} calls" if missing else "", transport_errors)
-
-
 def batch_judge(ctx: JobContext, *, backend_factory: Callable[[JudgeRun], JudgeBackend]) -> None:
-    """The body of a judge batch's job (jobs.batched.BatchedRuns.batch_body): judge what the
+    """The body of a judge batch's job (runs.batched.BatchedRuns.batch_body): judge what the
     batch has not judged yet; raises BatchIncomplete when some got no verdict."""
     RUNS.batch_body(ctx, backend_factory=backend_factory)
 
@@ -434,14 +246,17 @@ def batch_execute(
 
 def _run_refresh_counters(run_id: int) -> None:
     """Counters are recounted from the estimates, never incremented: a retried or duplicated
-    batch cannot count twice. A pairwise run counts calls (triple, template)."""
+    batch cannot count twice. Each kind counts its own estimates (a pairwise run: calls)."""
     kind = JudgeRun.objects.values_list("kind", flat=True).get(pk=run_id)
-    model = PairwiseJudgeEstimate if kind == RunKind.PAIRWISE else JudgeEstimate
-    agg = model.objects.filter(run_id=run_id).aggregate(
-        done=Count("id"),
-        failures=Count("id", filter=Q(parse_ok=False)),
-        prompt=Sum("prompt_tokens"),
-        generated=Sum("generated_tokens"),
+    agg = (
+        kinds.kinds[kind]
+        .estimate_model._default_manager.filter(run_id=run_id)
+        .aggregate(
+            done=Count("id"),
+            failures=Count("id", filter=Q(parse_ok=False)),
+            prompt=Sum("prompt_tokens"),
+            generated=Sum("generated_tokens"),
+        )
     )
     JudgeRun.objects.filter(pk=run_id).update(
         done=agg["done"],

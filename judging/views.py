@@ -15,11 +15,9 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from judging import selectors, services
+from judging import kinds, selectors, services
 from judging.forms import RunStartForm
-from judging.metrics import Confusion
 from judging.models import JudgeRun
-from judging.svg import confusion_svg
 from panels.access import allowed, get_object_for, require
 
 
@@ -67,7 +65,7 @@ def _stored_report(run: JudgeRun) -> selectors.StoredReport:
 
 
 def _progress_context(run: JudgeRun) -> dict[str, Any]:
-    return {"run": run, "rate": services.run_throughput(run)}
+    return {"run": run, "rate": services.run_throughput(run), "unit": kinds.of(run).unit()}
 
 
 @login_required
@@ -82,23 +80,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # there is none or its inputs changed, asks for a computation (one at a time per run).
     stored = context["stored"] = _stored_report(run)
     report = context["report"] = stored.data
-    if run.is_pairwise:
-        context["twins"] = selectors.run_twins(run)
-        return render(request, "judging/run_detail.html", context)
-    if report:
-        # The paper's breakdowns (Tables 11-16, Appendix D.2): by model, task type, criterion.
-        context["breakdowns"] = [
-            (_("By answer model"), report["by_model"]),
-            (_("By task type (top-level task)"), report["by_task"]),
-            (_("By criterion"), report["by_criterion"]),
-        ]
-        context["confusions"] = [
-            {
-                **item,
-                "svg": confusion_svg(Confusion(item["labels"], item["matrix"]), item["group"]),
-            }
-            for item in report["confusions"]
-        ]
+    # What the page shows of the run's kind: a pointwise run's breakdowns and confusion
+    # matrices, a side-by-side run's position-bias twins.
+    context.update(kinds.of(run).page_context(run, report))
     return render(request, "judging/run_detail.html", context)
 
 

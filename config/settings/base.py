@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "participants",
     "material",
     "guidelines",
+    "runs",
     "work",
     "quality",
     "dataset",

@@ -190,7 +190,7 @@ def test_cancel_stops_queued_batches(server: str, instructions: list[Instruction
     config = _config(server)
     run = services.run_create(config=config, scope={"all": True}, enqueue=False)
     services.run_cancel(run=run)
-    assert set(Job.objects.filter(generation_batch__run=run).values_list("status", flat=True)) == {
+    assert set(Job.objects.filter(run_batch__run=run).values_list("status", flat=True)) == {
         JobStatus.CANCELLED
     }
     services.run_execute_inline(run=run, generator_factory=_factory)

@@ -1,17 +1,19 @@
 """Batched runs, written once: the life of a judge run and of a generation run.
 
-A run is split into batches; each batch is a Job (jobs.services: one claim by compare-and-set,
-a heartbeat that a stale claim may be taken over by, retries, the stale-job sweeper) and a row
-of the purpose's batch model naming the run, its number and the ids it covers. A batch does
+A run (runs.models.Run, of either purpose) is split into batches; each batch is a Job
+(jobs.services: one claim by compare-and-set, a heartbeat that a stale claim may be taken over
+by, retries, the stale-job sweeper) and a RunBatch naming the run, its number and the ids it
+covers. A batch does
 only what it has not done yet and writes its results in one transaction against the purpose's
 unique keys, so a worker killed mid-batch loses only that batch's unfinished work and a retried
 or duplicated task never does anything twice. Counters are recounted from the results, never
 incremented.
 
-What differs between judging and generation is a :class:`BatchWork`: which job kind and models
-the batches use, what a batch still has to do, the items it sends to the backend, how the
-backend is called and how its outputs are written. :class:`BatchedRuns` is the rest: planning,
-sending on commit, the batch's body, finishing, cancelling, resuming, inline execution.
+What differs between judging and generation is a :class:`BatchWork`: which job kind the
+batches use and which proxy reads the run, what a batch still has to do, the items it sends to
+the backend, how the backend is called and how its outputs are written. :class:`BatchedRuns` is
+the rest: planning, sending on commit, the batch's body, finishing, cancelling, resuming,
+inline execution.
 """
 
 from __future__ import annotations
@@ -20,21 +22,26 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from functools import partial
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from django.conf import settings
-from django.db import models, transaction
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
 from jobs.services import JobContext, enqueue_many, job_run, job_send
+from runs.models import Run, RunBatch, RunStatus
 
-# A run's status values (the purposes' RunStatus choices share them).
-RUNNING, DONE, CANCELLED, FAILED = "running", "done", "cancelled", "failed"
+RUNNING, DONE, CANCELLED, FAILED = (
+    RunStatus.RUNNING,
+    RunStatus.DONE,
+    RunStatus.CANCELLED,
+    RunStatus.FAILED,
+)
 
-RunT = TypeVar("RunT", bound=models.Model)
-BatchT = TypeVar("BatchT", bound=models.Model)
+RunT = TypeVar("RunT", bound=Run)
+BatchT = TypeVar("BatchT", bound=RunBatch)
 BackendT = TypeVar("BackendT")
 BackendT_contra = TypeVar("BackendT_contra", contravariant=True)
 ItemT = TypeVar("ItemT")
@@ -61,22 +68,12 @@ class BatchWork(Protocol[RunT, BatchT, BackendT_contra, ItemT, OutputT]):
 
     @property
     def run_model(self) -> type[RunT]:
-        """The run: `config`, `status`, `cancelled`, `total`, `finished_at`, `message`."""
+        """The purpose's proxy of Run (its runs are read through it)."""
         ...
 
     @property
     def batch_model(self) -> type[BatchT]:
-        """The batch: `run`, `job` (one-to-one), `number`, `seconds` and `ids_field`."""
-        ...
-
-    @property
-    def ids_field(self) -> str:
-        """The batch's JSON list of the ids it covers ("triple_ids")."""
-        ...
-
-    @property
-    def job_related(self) -> str:
-        """The batch's related name on Job ("judge_batch")."""
+        """The purpose's proxy of RunBatch."""
         ...
 
     @property
@@ -134,22 +131,20 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
             user=getattr(run, "created_by", None),
             send=False,
         )
-        work.batch_model._default_manager.bulk_create(
-            work.batch_model(run=run, job=job, number=n, **{work.ids_field: ids[s : s + size]})
+        RunBatch.objects.bulk_create(
+            RunBatch(run=run, job=job, number=n, item_ids=list(ids[s : s + size]))
             for n, (s, job) in enumerate(zip(starts, jobs, strict=True))
         )
         fields: dict[str, Any] = {"total": total}
         if not ids:
             fields.update(status=DONE, finished_at=timezone.now())
-        work.run_model._default_manager.filter(pk=run.pk).update(**fields)
+        Run.objects.filter(pk=run.pk).update(**fields)
         for name, value in fields.items():
             setattr(run, name, value)
         return len(starts)
 
     def batch_jobs(self, run_id: int) -> QuerySet[Job]:
-        return Job.objects.filter(
-            kind=self.work.job_kind, **{f"{self.work.job_related}__run_id": run_id}
-        )
+        return Job.objects.filter(kind=self.work.job_kind, run_batch__run_id=run_id)
 
     def send_on_commit(self, run_id: int) -> None:
         """Send the run's batches that are not done once the current transaction commits."""
@@ -166,7 +161,7 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
     def cancel(self, *, run: RunT) -> None:
         """Stop a run: queued batches are cancelled; a batch being worked on still saves."""
         with transaction.atomic():
-            self.work.run_model._default_manager.filter(pk=run.pk).update(
+            Run.objects.filter(pk=run.pk).update(
                 cancelled=True, status=CANCELLED, finished_at=timezone.now()
             )
             self.batch_jobs(run.pk).filter(status=JobStatus.QUEUED).update(
@@ -190,7 +185,7 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
                 Q(status__in=[JobStatus.FAILED, JobStatus.CANCELLED])
                 | Q(status=JobStatus.RUNNING, heartbeat_at__lt=stale_before)
             ).update(status=JobStatus.QUEUED, heartbeat_at=None)
-            self.work.run_model._default_manager.filter(pk=run.pk).update(
+            Run.objects.filter(pk=run.pk).update(
                 cancelled=False,
                 status=RUNNING,
                 finished_at=None,
@@ -212,11 +207,12 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
         in one transaction. The backend is asked for only when there is work, so a duplicate
         never loads a model. Raises the work's `incomplete` when something got no result."""
         work = self.work
-        batch = work.batch_model._default_manager.select_related("run__config").get(
-            job_id=ctx.job.pk
+        batch = cast(BatchT, work.batch_model._default_manager.get(job_id=ctx.job.pk))
+        # Through the purpose's proxy: the work reads its own relations of the run.
+        run = cast(
+            RunT, work.run_model._default_manager.select_related("config").get(pk=batch.run_id)
         )
-        run: RunT = batch.run  # type: ignore[attr-defined]
-        if run.cancelled:  # type: ignore[attr-defined]
+        if run.cancelled:
             # Claimed in the moment the run was cancelled: give the job up as cancelled.
             Job.objects.filter(pk=ctx.job.pk, attempts=ctx.attempt).update(
                 status=JobStatus.CANCELLED
@@ -234,23 +230,21 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
         seconds = time.monotonic() - started
         with transaction.atomic():
             error = work.write(run, todo, items, outputs)
-            work.batch_model._default_manager.filter(pk=batch.pk).update(seconds=seconds)
+            RunBatch.objects.filter(pk=batch.pk).update(seconds=seconds)
             work.refresh_counters(run.pk)
         if error:
             raise work.incomplete(error)
 
     def batch_after(self, job: Job) -> None:
         """A batch's job finished (done or failed): its run may be complete."""
-        manager = self.work.batch_model._default_manager
-        run_id = manager.values_list("run_id", flat=True).filter(job_id=job.pk).first()
+        run_id = RunBatch.objects.values_list("run_id", flat=True).filter(job_id=job.pk).first()
         if run_id is not None:
             self.finish_if_complete(run_id)
 
     def batch_execute(self, *, batch_id: int, backend_factory: Callable[[RunT], BackendT]) -> str:
         """Run one batch's job here, through the job skeleton (inline runs, tests); returns
         job_run's outcome ("busy" when a live worker holds it, "gone" when it is finished)."""
-        manager = self.work.batch_model._default_manager
-        job_id = manager.values_list("job_id", flat=True).get(pk=batch_id)
+        job_id = RunBatch.objects.values_list("job_id", flat=True).get(pk=batch_id)
         return job_run(
             job_id,
             partial(self.batch_body, backend_factory=backend_factory),
@@ -269,7 +263,7 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
             return
         failed = jobs.filter(status=JobStatus.FAILED).count()
         # Only a running run is finished here: a cancelled one stays cancelled.
-        finished = self.work.run_model._default_manager.filter(pk=run_id, status=RUNNING).update(
+        finished = Run.objects.filter(pk=run_id, status=RUNNING).update(
             status=FAILED if failed else DONE,
             finished_at=timezone.now(),
             message=f"{failed} batches failed; resume the run to retry them" if failed else "",
@@ -280,15 +274,14 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
     def execute_inline(self, *, run: RunT, backend_factory: Callable[[RunT], BackendT]) -> RunT:
         """Do every open batch in this process (management commands' --wait, the demo, tests)."""
         batches = (
-            self.work.batch_model._default_manager.filter(run=run)
+            RunBatch.objects.filter(run=run)
             .exclude(job__status=JobStatus.DONE)
             .order_by("number")
             .values_list("pk", "job_id")
         )
-        runs = self.work.run_model._default_manager
         for batch_id, job_id in batches:
             Job.objects.filter(pk=job_id, status=JobStatus.FAILED).update(status=JobStatus.QUEUED)
-            if runs.filter(pk=run.pk, cancelled=True).exists():
+            if Run.objects.filter(pk=run.pk, cancelled=True).exists():
                 break
             try:
                 self.batch_execute(batch_id=batch_id, backend_factory=backend_factory)
