@@ -5,8 +5,11 @@
   "use strict";
   const dialog = document.getElementById("keyhelp");
   if (!dialog || !dialog.querySelector("dt")) return;
+  // A radio button or a checkbox takes no characters: the side-by-side page keeps the focus on
+  // the active criterion's radio buttons, and "?" must open the list there too.
   function typing(e) {
-    return e.target.closest && e.target.closest("input, textarea, select, [contenteditable]");
+    return e.target.closest && e.target.closest(
+      "input:not([type=radio]):not([type=checkbox]), textarea, select, [contenteditable]");
   }
   function toggle() {
     if (dialog.open) dialog.close(); else dialog.showModal();
