@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
             name='Comment',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('author_role', models.CharField(choices=[('expert', 'Expert'), ('supervisor', 'Supervisor'), ('admin', 'Administrator')], max_length=12)),
+                ('author_role', models.CharField(choices=[('expert', 'Expert'), ('supervisor', 'Panel supervisor'), ('admin', 'Administrator')], max_length=12)),
                 ('body', models.TextField()),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('author', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
