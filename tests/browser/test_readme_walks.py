@@ -415,8 +415,11 @@ def test_writing_the_benchmark_walk(demo: Any, walk_of: Any) -> None:
     page.locator("[id^=open-slots] button").first.click()
     page.wait_for_url("**/writing/slots/*/")
     walk.check("slot")
-    page.fill("#f-text", "Перепишите объявление о собрании жильцов в официальном стиле.")
     page.select_option("#f-style", index=1)
+    # The draft autosaves a second after the last change; submitted before that, the page's
+    # pending save still goes out on unload and is refused (409) behind the submission.
+    with page.expect_response(lambda response: response.url.endswith("/save/")):
+        page.fill("#f-text", "Перепишите объявление о собрании жильцов в официальном стиле.")
     page.click("#authoring-form button[type=submit]")
     page.wait_for_selector("#instruction-text")
     walk.check("submitted")
