@@ -14,6 +14,7 @@ import pytest
 from django.urls import reverse
 
 from discussion.models import AuthorRole, Comment
+from markup.models import Markup, MarkupRole, MarkupStatus, MarkupText
 from material.models import Answer
 from panels.models import Panel
 from tests.browser.conftest import login
@@ -128,3 +129,41 @@ def test_expert_and_supervisor_talk_on_the_rubric_and_review_pages(
     page.screenshot(path=str(shots / "6-expert-reads-the-reply.png"), full_page=True)
     page.goto(base + reverse("queue"))
     assert page.locator("#nav-comments").inner_text().split() == [words["nav"]]
+
+
+def test_the_markup_page_takes_a_comment_by_keyboard(
+    live_server: Any, page: Any, tmp_path: Path
+) -> None:
+    """The span markup page's own keys (the text, the code field) leave C and Ctrl+Enter to the
+    comment box."""
+    shots = Path(SHOTS) if SHOTS else tmp_path
+    shots.mkdir(parents=True, exist_ok=True)
+    science = Panel.objects.get(key="science")
+    alice = make_expert("alice", science)
+    science.supervisors.add(make_user("supervisor"))
+    text = MarkupText.objects.create(
+        external_id="comments-1", text="Мы одеваем шапки и идём гулять.", subject="rus"
+    )
+    markup = Markup.objects.create(
+        text=text,
+        source="expert",
+        expert=alice,
+        author="alice",
+        panel=science,
+        role=MarkupRole.INDEPENDENT,
+        status=MarkupStatus.DRAFT,
+    )
+    _as(page, live_server.url, "alice", "ru")
+    page.goto(live_server.url + reverse("markup_work_page", args=[markup.pk]))
+    page.keyboard.press("c")
+    box = page.locator("[data-comment-box]")
+    assert box.evaluate("el => el === document.activeElement")
+    box.fill("К4: считать ли «одеваем» речевой ошибкой?")
+    box.press("Control+Enter")
+    page.locator(".comment-expert", has_text="одеваем").wait_for()
+    page.locator("#comments").scroll_into_view_if_needed()
+    page.screenshot(path=str(shots / "markup-page-comment.png"), full_page=True)
+    comment = Comment.objects.get()
+    assert comment.thread.markup_id == markup.pk and comment.author_role == AuthorRole.EXPERT
+    markup.refresh_from_db()
+    assert markup.status == MarkupStatus.DRAFT
