@@ -27,7 +27,13 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from authoring.models import Campaign, Slot, SlotState
-from demo.demo_data import DEMO_ADMIN, DEMO_EXPERT, DEMO_PASSWORD, DEMO_SUPERVISOR
+from demo.demo_data import (
+    DEMO_ADMIN,
+    DEMO_EXPERT,
+    DEMO_PASSWORD,
+    DEMO_PRACTICE_TITLE,
+    DEMO_SUPERVISOR,
+)
 from demo.demo_leaderboard import DEMO_BOARD
 from demo.demo_markup import DEMO_PARTICIPANT
 from demo.demo_material import DEMO_MODELS
@@ -244,7 +250,14 @@ def test_rubric_scoring_walk(demo: Any, walk_of: Any) -> None:
         page.wait_for_url(lambda url, pk=assignment.pk: f"/assignments/{pk}/" not in url)
         assignment.refresh_from_db()
         assert assignment.status == AssignmentStatus.SUBMITTED, lang
+    # ... and takes the practice exam: its first item is a scoring page of its own.
     walk.visit_both("/exams/", "exams")
+    practice = page.locator("section", has_text=DEMO_PRACTICE_TITLE)
+    practice.locator("button.start-exam").first.click()
+    page.wait_for_url("**/assignments/*/")
+    walk.check("practice")
+    assert page.locator("fieldset.criterion").count() and page.locator("#scoring-progress").count()
+    walk.visit(page.url.removeprefix(walk.base), "practice", "ru")
 
     # supervisor: the console, the panel's progress and agreement, review, the data browser.
     walk.as_(DEMO_SUPERVISOR.username)
@@ -481,6 +494,7 @@ def test_submissions_walk(judge_server: None, demo: Any, walk_of: Any) -> None:
 
     # participant: uploads the seed's example file, reads his private score, asks to publish.
     walk.as_(DEMO_PARTICIPANT.username)
+    assert page.url.endswith("/submissions/"), page.url  # an approved participant lands there
     walk.visit_both("/submissions/", "list")
     walk.visit(f"/submissions/new/{DEMO_BOARD}/", "upload", "en")
     walk.visit(f"/submissions/new/{DEMO_BOARD}/", "upload", "ru")
