@@ -23,6 +23,13 @@ on the fixed and the variable workload; ``cascade`` and ``variable_continuous`` 
 engine's default packing, ``cascade_by_gqa_packing`` and ``variable_continuous_gqa_*`` the
 others. ``bench/judge_gpu_gqa.py`` times one layer's decode attention alone.
 
+Prefill forwards run as ``JUDGE_BENCH_PREFILL`` says (``model``, ``fused``, ``compiled``; default
+the engine's, ``judge_worker/backends/cascade_prefill.py``); ``JUDGE_BENCH_PREFILL_COMPARE=MODE``
+runs the fixed workload once more with prefill ``MODE`` (``cascade_prefill_MODE``, with its
+agreement with the main run). Each fixed run reports its prefill seconds and
+``prefill_fraction_of_peak`` (the linear layers' FLOPs over them against 790 TFLOP/s);
+``bench/judge_gpu_prefill.py`` times the prefill alone.
+
 ``--model 32b`` runs the Qwen2.5-32B shape (no baseline: static batching is its comparison).
 ``JUDGE_BENCH_COPY_PREFIX=1`` adds the earlier copy-prefix path (``prefix_decode.py``).
 
@@ -63,6 +70,7 @@ from bench.judge_gpu_paths import (
     run_cascade,
     run_shared,
 )
+from bench.judge_gpu_prefill import PEAK_TFLOPS, linear_flops_per_token
 from bench.judge_gpu_workload import (
     SCALES,
     SHAPES,
@@ -76,7 +84,7 @@ from bench.judge_gpu_workload import (
     scale_for,
     sync,
 )
-from judge_worker.backends.cascade import DEFAULT_GQA_PACKING
+from judge_worker.backends.cascade import DEFAULT_GQA_PACKING, DEFAULT_PREFILL
 from judge_worker.backends.cascade_attention import GQA_PACKING
 
 # --------------------------------------------------------------------------- reporting
@@ -181,6 +189,9 @@ def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) 
     run_cascade(model, warm, warm_sc, [3, 1, 4, 2])
     if baseline:
         run_baseline(model, warm, warm_sc)
+    compare_prefill = os.environ.get("JUDGE_BENCH_PREFILL_COMPARE")
+    if compare_prefill:
+        run_cascade(model, warm, warm_sc, prefill=compare_prefill)
 
     n_triples = sum(len(a.suffixes) for a in answers)
     gen_tokens = n_triples * sc.new_tokens
@@ -202,6 +213,13 @@ def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) 
         out = _rates(run, triples, tokens)
         out["stats"] = run["stats"]
         out["decode_tokens_per_s"] = (tokens - triples) / run["timings"]["decode"]
+        tm = run["timings"]
+        prefill_s = tm.get("prefix_prefill", 0.0) + tm.get("suffix_prefill", 0.0)
+        if prefill_s and tokens == gen_tokens:  # the fixed workload's prefill tokens
+            out["prefill_seconds"] = prefill_s
+            out["prefill_fraction_of_peak"] = (
+                linear_flops_per_token(model) * prefill_tokens / prefill_s / 1e12 / PEAK_TFLOPS
+            )
         return out
 
     # The fixed workload once per GQA packing of the decode attention (issue #33 item 2), in
@@ -227,12 +245,22 @@ def main(scale: str = "small", shape: str = "7b", n_answers: int | None = None) 
     _peak(sc, info, "cascade_peak_gib")
     info["cascade"] = by_packing[DEFAULT_GQA_PACKING]
     info["cascade_gqa_packing"] = DEFAULT_GQA_PACKING
+    info["cascade_prefill"] = os.environ.get("JUDGE_BENCH_PREFILL") or (
+        DEFAULT_PREFILL if sc.device == "cuda" else "model"
+    )
     if bound:
         info["compute_bound_seconds"] = bound
         info["fraction_of_compute_bound"] = bound / fixed["seconds"]
     info["projected_minutes_33600_triples"] = 33600 / (n_triples / fixed["seconds"]) / 60
     _save(info)
     print("fixed:", json.dumps(info["cascade"]), flush=True)
+    if compare_prefill:
+        # The same fixed workload with another prefill forward (issue #33 item 3).
+        other = run_cascade(model, answers, sc, prefill=compare_prefill)
+        key = f"cascade_prefill_{compare_prefill}"
+        info[key] = rates(other, gen_tokens)
+        info[key]["agreement_vs_main_run"] = agreement(other["outputs"], fixed["outputs"])
+        print(f"fixed, prefill={compare_prefill}:", json.dumps(info[key]), flush=True)
     if os.environ.get("JUDGE_BENCH_PROBE") == "1":
         # Is a decode step bound by the GPU or by the host? Time per step at 1/8 of the rows.
         few = run_cascade(model, answers[: max(1, len(answers) // 8)], sc)

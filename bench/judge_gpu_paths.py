@@ -3,6 +3,7 @@ copy-prefix path, and the cascade engine; the varlen kernel's check and the comp
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -171,12 +172,16 @@ def run_cascade(
     continuous: bool = True,
     cuda_graphs: bool = True,
     gqa_packing: str = DEFAULT_GQA_PACKING,
+    prefill: str | None = None,
 ) -> dict[str, Any]:
     """All answers through one continuous-batching call (the engine admits them as rows
     finish); ``lengths``: rows end with EOS at these lengths (variable workload);
-    ``gqa_packing``: the decode attention's packing (see ``cascade_attention.GQA_PACKING``)."""
+    ``gqa_packing``: the decode attention's packing (see ``cascade_attention.GQA_PACKING``);
+    ``prefill``: how prefill forwards run (``cascade_prefill.PREFILL_MODES``; None:
+    ``JUDGE_BENCH_PREFILL``, else the engine's default)."""
     timings: dict[str, float] = {}
     stats: dict[str, int] = {}
+    prefill = prefill or os.environ.get("JUDGE_BENCH_PREFILL") or None
     eos = scale.vocab - 1
     kwargs: dict[str, Any] = {}
     if lengths is not None:
@@ -193,6 +198,7 @@ def run_cascade(
         continuous=continuous,
         cuda_graphs=cuda_graphs,
         gqa_packing=gqa_packing,
+        prefill=prefill,
         timings=timings,
         stats=stats,
         **kwargs,

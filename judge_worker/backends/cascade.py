@@ -49,6 +49,7 @@ from judge_worker.backends.cascade_attention import (
     cascade_implementation,
 )
 from judge_worker.backends.cascade_graphs import DecodeGraphs
+from judge_worker.backends.cascade_prefill import PREFILL_MODES, FusedPrefill, fused_prefill_for
 from judge_worker.backends.prefix_decode import (
     DecodeStep,
     PrefixGroup,
@@ -72,6 +73,15 @@ CASCADE_MODEL_TYPES = frozenset({"llama", "qwen2", "qwen3", "mistral"})
 # layer at 768 rows; fixed workload 8,498 -> 9,616 tok/s, variable 7,436 -> 8,779, same run,
 # same tokens). "off" is the earlier path, kept selectable so the benchmark measures both.
 DEFAULT_GQA_PACKING = "both"
+
+# How packed prefill forwards run on CUDA when the caller names none (see
+# :data:`judge_worker.backends.cascade_prefill.PREFILL_MODES`); elsewhere "model", as the
+# fused forward gains nothing on a CPU. "compiled" prefilled the fixed workload 1.16x faster on
+# an H200 (6.88 -> 5.93 s, 59 -> 69 % of the bf16 peak; 9,548 -> 10,347 tok/s in all), but
+# its sums in another order change the random-weight benchmark's tokens (first tokens 91 %
+# equal, docs/judge_gpu_bench.md), so the default stays the model's own forward until an
+# agreement rule for it is set.
+DEFAULT_PREFILL = "model"
 
 
 def supports_cascade(model: Any) -> bool:
@@ -181,6 +191,7 @@ def generate_cascade(
     continuous: bool = True,
     cuda_graphs: bool = True,
     gqa_packing: str = DEFAULT_GQA_PACKING,
+    prefill: str | None = None,
     timings: dict[str, float] | None = None,
     stats: dict[str, int] | None = None,
 ) -> list[list[list[int]]]:
@@ -204,9 +215,17 @@ def generate_cascade(
     (:class:`DecodeGraphs`) unless ``cuda_graphs`` is False. ``gqa_packing`` says which parts
     of a decode step's attention pack the query heads of a key/value group into query rows
     (:data:`~judge_worker.backends.cascade_attention.GQA_PACKING`: "off", "prefix", "both").
+    ``prefill`` says how packed prefill forwards run
+    (:data:`~judge_worker.backends.cascade_prefill.PREFILL_MODES`: "model", "fused",
+    "compiled"; default :data:`DEFAULT_PREFILL` on CUDA, "model" elsewhere); a model whose
+    layers the fused forward does not cover runs as "model".
     """
     if gqa_packing not in GQA_PACKING:
         raise ValueError(f"gqa_packing must be one of {GQA_PACKING}, not {gqa_packing!r}")
+    if prefill is None:
+        prefill = DEFAULT_PREFILL if model.device.type == "cuda" else "model"
+    if prefill not in PREFILL_MODES:
+        raise ValueError(f"prefill must be one of {PREFILL_MODES}, not {prefill!r}")
     if not any(grp.suffixes for grp in groups):
         return [[] for _ in groups]
     live = [grp for grp in groups if grp.suffixes]
@@ -228,6 +247,8 @@ def generate_cascade(
             gqa_packing=gqa_packing,
             timings=timings,
         )
+        if prefill != "model":
+            run.fused = fused_prefill_for(model, compiled=prefill == "compiled")
         if cuda_graphs and run.device.type == "cuda" and model.dtype in FLASH_DTYPES:
             run.graphs = DecodeGraphs(run)
         try:
@@ -295,6 +316,7 @@ class ContinuousRun:
         self.next_group = 0
         self.stats = {"decode_steps": 0, "row_steps": 0, "admissions": 0, "graphs": 0}
         self.graphs: DecodeGraphs | None = None
+        self.fused: FusedPrefill | None = None
         # Fixed for the run, so a captured graph's kernel parameters hold for every layout.
         self.largest_group = max(len(r) for r in self.rows_of)
         self.longest_prefix = max(self.prefix_len)
@@ -339,13 +361,7 @@ class ContinuousRun:
             self.state.set_prefix_call(
                 [self.prefix_start[g] for g in part], [self.prefix_len[g] for g in part]
             )
-            self.model(
-                input_ids=torch.tensor([ids], device=self.device),
-                position_ids=torch.tensor([pos], device=self.device),
-                use_cache=False,
-                logits_to_keep=1,
-                cascade=self.state,
-            )
+            self._prefill(ids, pos, None)
         t = self.tick("prefix_prefill", t)
         rows = [r for g in new for r in self.rows_of[g]]
         for lo, hi in _chunks([self.suffix_len[r] for r in rows], self.chunk):
@@ -358,20 +374,36 @@ class ContinuousRun:
                 pos.extend(range(self.prefix_len[g], self.prefix_len[g] + len(suffix)))
                 last.append(len(ids) - 1)
             self.state.set_suffix_call(self._rows_layout(part))
-            out = self.model(
-                input_ids=torch.tensor([ids], device=self.device),
-                position_ids=torch.tensor([pos], device=self.device),
-                use_cache=False,
-                logits_to_keep=torch.tensor(last, device=self.device),
-                cascade=self.state,
-            )
-            scores = out.logits[0].float()
-            del out
+            scores = self._prefill(ids, pos, last)
+            assert scores is not None
             rows_t = torch.tensor(part, dtype=torch.long, device=self.device)
             done = self._record(part, rows_t, torch.zeros_like(rows_t), scores)
             self.active.extend(r for r in part if r not in done)
             self._finish(done)
         self.tick("suffix_prefill", t)
+
+    def _prefill(self, ids: list[int], pos: list[int], keep: list[int] | None) -> Any:
+        """One packed prefill forward; float32 logits of the ``keep`` tokens (None: none)."""
+        ids_t = torch.tensor(ids, device=self.device)
+        pos_t = torch.tensor(pos, device=self.device)
+        keep_t = None if keep is None else torch.tensor(keep, device=self.device)
+        if self.fused is not None:
+            try:
+                return self.fused.forward(self.state, ids_t, pos_t, keep_t)
+            except torch.OutOfMemoryError:
+                raise
+            except Exception as exc:  # a compile that failed here (no Triton, no compiler)
+                # The call only wrote keys/values the model's forward writes again.
+                logger.warning("cascade prefill by the model instead: %s", exc, exc_info=True)
+                self.fused = None
+        out = self.model(
+            input_ids=ids_t[None],
+            position_ids=pos_t[None],
+            use_cache=False,
+            logits_to_keep=1 if keep_t is None else keep_t,
+            cascade=self.state,
+        )
+        return None if keep_t is None else out.logits[0].float()
 
     # -- decode ---------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ receives the state through the forward's keyword arguments.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -137,6 +137,8 @@ class CascadeState:
         self.gqa_packing = gqa_packing
         self.mode = ""
         self.meta: dict[str, Any] = {}
+        # The suffix call's merge of its two parts; the fused prefill swaps in a compiled one.
+        self.merge: Callable[..., torch.Tensor] = merge_attention
 
     def _i32(self, values: Sequence[int]) -> torch.Tensor:
         return torch.tensor(list(values), dtype=torch.int32, device=self.device)
@@ -269,7 +271,7 @@ class CascadeState:
                 causal=True,
                 scale=scale,
             )
-            return merge_attention(out_a, lse_a, out_b, lse_b)[None]
+            return self.merge(out_a, lse_a, out_b, lse_b)[None]
         raise RuntimeError(f"cascade state has no call layout (mode {self.mode!r})")
 
     def _decode_unpacked(self, layer: int, q: torch.Tensor, scale: float) -> torch.Tensor:
