@@ -29,7 +29,8 @@ under :data:`judge_worker.backends.cascade_attention.CASCADE_ATTENTION` (transfo
 arguments; the model keeps no cache of its own (``use_cache=False``) and builds no mask (custom
 implementations get none). This module holds the continuous batch: admission of groups, the
 decode loop, the pool's shape; :mod:`judge_worker.backends.cascade_graphs` replays its decode
-forward as CUDA graphs.
+forward as CUDA graphs; :mod:`judge_worker.backends.cascade_prefill` can run its packed prefill
+forwards with fused projections and compiled pointwise kernels (``prefill=``).
 """
 
 from __future__ import annotations

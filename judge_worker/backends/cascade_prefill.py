@@ -155,7 +155,7 @@ class FusedPrefill:
         cfg = self.layers[0].self_attn.config
         self.heads = cfg.num_attention_heads
         self.kv_heads = cfg.num_key_value_heads
-        if not getattr(model, _FUSED_ATTR, None):
+        if not self._still_fused(getattr(model, _FUSED_ATTR, None)):
             with torch.inference_mode(False), torch.no_grad():
                 setattr(model, _FUSED_ATTR, self._fuse())
         self.fused: list[tuple[torch.Tensor, torch.Tensor | None]] = getattr(model, _FUSED_ATTR)
@@ -165,6 +165,16 @@ class FusedPrefill:
         self.rotary: Callable[..., Any] = _compiled("rotary", rotary, use_compile)
         self.silu_mul: Callable[..., Any] = _compiled("silu_mul", silu_mul, use_compile)
         self.merge: Callable[..., Any] = _compiled("merge", merge_attention, use_compile)
+
+    def _still_fused(self, fused: Any) -> bool:
+        """Whether the fused matrices made earlier are still the modules' storage (a model
+        moved with ``.to()`` since has copies of its own: fuse again)."""
+        if not fused or len(fused) != len(self.layers):
+            return False
+        return all(
+            layer.self_attn.q_proj.weight.data_ptr() == qkv_w.data_ptr()
+            for layer, (qkv_w, _b) in zip(self.layers, fused, strict=True)
+        )
 
     def _fuse(self) -> list[tuple[torch.Tensor, torch.Tensor | None]]:
         fused = []

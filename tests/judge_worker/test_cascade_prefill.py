@@ -92,6 +92,20 @@ def test_the_fused_projections_are_views_of_one_matrix_with_the_same_values() ->
     assert again is not None and again.fused[0][0] is qkv_w
 
 
+@pytest.mark.slow  # tiny random models generating on CPU
+def test_a_model_converted_after_fusing_is_fused_again() -> None:
+    # .to() copies each parameter on its own: the earlier fused matrix no longer holds the
+    # modules' weights, and a prefill through it would use the old values.
+    model = _model(Qwen2Config)
+    groups = _groups(7)
+    generate_cascade(model, groups, max_new_tokens=2, prefill="fused")
+    model.to(torch.float64)
+    fused = fused_prefill_for(model, compiled=False)
+    assert fused is not None and fused.fused[0][0].dtype == torch.float64
+    got = generate_cascade(model, groups, max_new_tokens=4, prefill="fused")
+    assert got == generate_cascade(model, groups, max_new_tokens=4, prefill="model")
+
+
 def test_layers_with_query_key_norms_are_left_to_the_model() -> None:
     assert fused_prefill_for(_model(Qwen3Config, head_dim=16), compiled=False) is None
     assert generate_cascade(_model(Qwen3Config, head_dim=16), _groups(2)[:1], max_new_tokens=2,
