@@ -59,7 +59,7 @@ from judge_worker.backends.prefix_decode import (
     phase_timer,
     text_config,
 )
-from judge_worker.backends.varlen import FLASH_DTYPES, flash_problem
+from judge_worker.backends.varlen import FLASH_DTYPES, flash_problem, merge_attention
 
 logger = logging.getLogger(__name__)
 
@@ -397,6 +397,7 @@ class ContinuousRun:
                 # The call only wrote keys/values the model's forward writes again.
                 logger.warning("cascade prefill by the model instead: %s", exc, exc_info=True)
                 self.fused = None
+                self.state.merge = merge_attention
         out = self.model(
             input_ids=ids_t[None],
             position_ids=pos_t[None],

@@ -161,10 +161,16 @@ def test_fused_prefill_on_cuda_agrees_with_the_models_prefill(prefill: str) -> N
 def test_a_prefill_that_fails_falls_back_to_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
     from judge_worker.backends import cascade_prefill
 
-    def broken(*args: Any, **kwargs: Any) -> Any:
+    def broken_merge(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("no compiler here")
 
-    monkeypatch.setattr(cascade_prefill.FusedPrefill, "forward", broken)
+    real_forward = cascade_prefill.FusedPrefill.forward
+
+    def forward_with_broken_merge(self: Any, state: Any, *args: Any) -> Any:
+        self.merge = broken_merge  # fails inside the attention, as a compiled merge would
+        return real_forward(self, state, *args)
+
+    monkeypatch.setattr(cascade_prefill.FusedPrefill, "forward", forward_with_broken_merge)
     model = _model(Qwen2Config)
     groups = _groups(6)
     got = generate_cascade(model, groups, max_new_tokens=3, prefill="compiled")
