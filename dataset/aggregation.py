@@ -562,7 +562,9 @@ def label_dimensions(triples: pd.DataFrame) -> pd.DataFrame:
     panels = dict(Panel.objects.values_list("pk", "key"))
     tasks = dict(Task.objects.filter(level=0).values_list("pk", "name_en"))
     models = {lm.pk: str(lm) for lm in LanguageModel.objects.all()}
-    out = triples.copy()
+    # A shallow copy: the new columns are its own, the triples' columns stay shared (a deep
+    # copy cost ~150 MB at 10x POLLUX).
+    out = triples.copy(deep=False)
     out["criterion"] = out["criterion_id"].map(criteria)
     out["panel"] = out["panel_id"].map(panels)
     out["task"] = out["task_id"].map(tasks)

@@ -107,14 +107,20 @@ def value_count_matrix(
     estimates: pd.DataFrame, triple_ids: np.ndarray
 ) -> tuple[np.ndarray, list[int]]:
     """Units (triple_ids, in order) x score values matrix of non-NA score counts."""
-    scored = estimates[~estimates["is_na"].to_numpy(dtype=bool)]
-    scored = scored[scored["triple_id"].isin(triple_ids)]
-    values = scored["score"].to_numpy(dtype=float).astype(np.int64)
+    # Membership by binary search in the sorted ids: a hash table of every estimate's triple id
+    # (pandas' isin) cost ~100 MB at 10x POLLUX; the columns are read as arrays, not copied.
+    triple_of = estimates["triple_id"].to_numpy(dtype=np.int64)
+    at = np.searchsorted(triple_ids, triple_of)
+    member = at < len(triple_ids)
+    member[member] = triple_ids[at[member]] == triple_of[member]
+    take = member & ~estimates["is_na"].to_numpy(dtype=bool)
+    del at, member
+    values = estimates["score"].to_numpy(dtype=float)[take].astype(np.int64)
     domain = sorted(int(v) for v in np.unique(values))
     if not domain:
         return np.zeros((len(triple_ids), 0)), []
     col = np.searchsorted(domain, values)
-    row = np.searchsorted(triple_ids, scored["triple_id"].to_numpy(dtype=np.int64))
+    row = np.searchsorted(triple_ids, triple_of[take])
     width = len(domain)
     flat = np.bincount(row * width + col, minlength=len(triple_ids) * width)
     return flat.reshape(len(triple_ids), width).astype(np.float64), domain
@@ -134,7 +140,10 @@ def agreement_report(
     `triples` needs triple_id, n_scores, confidence, mode, scale_size and the dimension columns;
     `estimates` needs triple_id, score, is_na (the estimates kept in the dataset).
     """
-    triples = triples.sort_values("triple_id").reset_index(drop=True)
+    if not triples["triple_id"].is_monotonic_increasing:
+        # The aggregation's triples come sorted (their ids are np.unique's): no copy then.
+        triples = triples.sort_values("triple_id")
+    triples = triples.reset_index(drop=True)
     ids = triples["triple_id"].to_numpy(dtype=np.int64)
     matrix, domain = value_count_matrix(estimates, ids)
     n_scores = triples["n_scores"].to_numpy(dtype=np.int64)
