@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from material.models import AnswerPair
 from panels.selectors import eligible_memberships
@@ -238,6 +239,27 @@ def comparisons_build(
 
 
 # ---- the page's rows and the submission ------------------------------------------------------
+
+
+# REPA's query categories (the No Robots taxonomy, REPA Table 1), as the pairs import carries
+# them: shown translated; any other category is the material's own word and shown as it is.
+CATEGORY_NAMES = {
+    "generation": gettext_lazy("Generation"),
+    "open qa": gettext_lazy("Open QA"),
+    "brainstorm": gettext_lazy("Brainstorm"),
+    "classify": gettext_lazy("Classify"),
+    "rewrite": gettext_lazy("Rewrite"),
+    "extract": gettext_lazy("Extract"),
+    "closed qa": gettext_lazy("Closed QA"),
+    "chat": gettext_lazy("Chat"),
+    "summarize": gettext_lazy("Summarize"),
+}
+
+
+def category_name(category: str) -> str:
+    """A pair's query category in the interface's language ("open_qa", "Open QA": one key)."""
+    key = " ".join(category.replace("_", " ").split()).lower()
+    return str(CATEGORY_NAMES.get(key, category))
 
 
 @dataclass

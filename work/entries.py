@@ -42,7 +42,7 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from panels.models import Membership
+from panels.models import Membership, Panel
 from work import kinds
 from work.models import Assignment, AssignmentKind, AssignmentStatus
 
@@ -89,21 +89,26 @@ def _grouped(lead: Callable[[str], Any]) -> QuerySet[Assignment]:
     return _candidates().filter(**{name: lead(name) for name in ENTRY_KEY})
 
 
-def entry_panels(expert_id: int, leads: Iterable[Assignment]) -> dict[int, list[int]]:
-    """Panel numbers of each listed lead's entry (by the lead's key), in one query: the queue
-    shows one row per entry and names every panel the answer is scored for there."""
+def entry_panels(expert_id: int, leads: Iterable[Assignment]) -> dict[int, list[str]]:
+    """The panels of each listed lead's entry (by the lead's key), "number · name" in the active
+    language, in one query: the queue shows one row per entry and names every panel the answer
+    is scored for there, as it names the one panel of a single-panel row."""
     leads = [a for a in leads if kinds.of(a).in_entry and a.kind != AssignmentKind.EXAM]
     if not leads:
         return {}
-    panels: dict[tuple[Any, ...], set[int]] = defaultdict(set)
-    for *key, number in (
+    panels: dict[tuple[Any, ...], set[tuple[int, str, str]]] = defaultdict(set)
+    for *key, number, name_en, name_ru in (
         _candidates()
         .filter(expert_id=expert_id, answer_id__in={a.answer_id for a in leads})
-        .values_list(*ENTRY_KEY, "panel__number")
+        .values_list(*ENTRY_KEY, "panel__number", "panel__name_en", "panel__name_ru")
     ):
-        panels[tuple(key)].add(number)
+        panels[tuple(key)].add((number, name_en, name_ru))
     return {
-        a.pk: sorted(panels.get(tuple(getattr(a, name) for name in ENTRY_KEY), ())) for a in leads
+        a.pk: [
+            f"{number} · {Panel(name_en=en, name_ru=ru).name}"
+            for number, en, ru in sorted(panels.get(tuple(getattr(a, n) for n in ENTRY_KEY), ()))
+        ]
+        for a in leads
     }
 
 

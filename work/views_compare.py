@@ -77,7 +77,7 @@ def compare_page(
     context = {
         "assignment": assignment,
         "instruction": pair.instruction,
-        "category": pair.category,
+        "category": comparisons.category_name(pair.category) if pair.category else "",
         "left_text": left.text,
         "right_text": right.text,
         "rows": rows,

@@ -3,6 +3,7 @@ scale (protocol.leaderboard.reported), three decimals; "—" for none."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import template
@@ -33,3 +34,11 @@ def score_difference(value: Any) -> str:
 def score_scale() -> str:
     """The reported scale, as the pages label it: "0–2"."""
     return f"{REPORTED_LOW:g}–{REPORTED_HIGH:g}"
+
+
+@register.filter
+def settings_json(value: Any) -> str:
+    """Inference settings as the participant writes them (JSON), not as Python prints a dict."""
+    if value in (None, ""):
+        return "—"
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)

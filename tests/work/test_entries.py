@@ -54,8 +54,9 @@ def test_the_queue_lists_an_answer_of_two_panels_once_and_names_both(
     lead, sibling = sorted([gates, other], key=lambda a: a.pk)
     assert f'href="{reverse("assignment", args=[lead.pk])}"' in html
     assert f'href="{reverse("assignment", args=[sibling.pk])}"' not in html
-    numbers = sorted([gates.panel.number, other.panel.number])
-    assert f"{numbers[0]}, {numbers[1]}" in html
+    first, second = sorted([gates.panel, other.panel], key=lambda p: p.number)
+    # Each panel as the queue names a single one: its number and its name.
+    assert f"{first.number} · {first.name}; {second.number} · {second.name}" in html
     assert 'data-count="assigned">1<' in html
 
 
