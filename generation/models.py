@@ -3,7 +3,7 @@
 POLLUX: 1,300 instructions × 7 models and the 800 QA and technical instructions × 3 models.
 A generation configuration (versioned, like a judge configuration) names the answering model,
 its backend and sampling, and which task groups it answers; a run applies it to a set of
-instructions in batches claimed like judge batches (jobs.batched). Configurations, runs and
+instructions in batches claimed like judge batches (runs.batched). Configurations, runs and
 batches are rows of the one run model (runs.models), read through the proxies here. Every
 output is kept with its configuration version, parameters, time and finish reason, and only a
 complete one becomes an answer of the material.

@@ -2,7 +2,7 @@
 
 A judge run (judging) and a generation run (generation) are one shape: a versioned
 configuration naming a model and its backend, a run applying it to a scope, batches as jobs
-(jobs.batched). The rows of both live here; `purpose` says whose a row is. Each purpose reads
+(runs.batched). The rows of both live here; `purpose` says whose a row is. Each purpose reads
 its rows through proxies of its own app (judging.models.JudgeConfig/JudgeRun/JudgeBatch,
 generation.models.GenerationConfig/GenerationRun/GenerationBatch): a manager keeping to the
 purpose, the purpose and its defaults set on a new row, its own names in the admin.
