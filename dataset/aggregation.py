@@ -416,6 +416,10 @@ def read_estimate_frame(
     return reader.frame()
 
 
+# How often the read hands freed memory back (a garbage collection each time: a few ms).
+RELEASE_EVERY_CHUNKS = 8
+
+
 class EstimateFrameBuilder:
     """Builds the compact estimates frame of `read_estimate_frame` chunk by chunk.
 
@@ -428,6 +432,7 @@ class EstimateFrameBuilder:
         self.rule = RationaleRule.current()
         self.frames: list[pd.DataFrame] = []
         self.rows = 0
+        self.chunks = 0
 
     def sure_sql(self, column: str) -> str | None:
         """The SQL condition proving a rationale valid (None: every text is checked here)."""
@@ -489,6 +494,11 @@ class EstimateFrameBuilder:
             )
         )
         self.rows += len(is_na)
+        self.chunks += 1
+        if self.chunks % RELEASE_EVERY_CHUNKS == 0:
+            # Each chunk's transient (its texts, the rule's arrays) is freed but stays resident
+            # in the allocators: ~270 MB by the end of the read at 10x POLLUX without this.
+            release_memory()
 
     def frame(self) -> pd.DataFrame:
         """The frame of every chunk added (the chunks are released)."""
@@ -523,7 +533,10 @@ class EstimateFrameBuilder:
             else:
                 columns[name] = np.concatenate([part.to_numpy() for part in parts])
             del parts
-        return pd.DataFrame(columns, copy=False)
+        frame = pd.DataFrame(columns, copy=False)
+        del frames
+        release_memory()
+        return frame
 
 
 def release_memory() -> None:
