@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.exceptions import ImproperlyConfigured
+from lib.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -28,13 +28,13 @@ class ColumnProvider:
     aligned: Callable[[Sequence[int], Sequence[str]], dict[str, list[Any]]]
 
 
-_providers: dict[str, ColumnProvider] = {}
+_providers: Registry[ColumnProvider] = Registry("dataset.columns")
 
 
 def register(key: str, provider: ColumnProvider) -> None:
-    if _providers.get(key, provider) != provider:
-        raise ImproperlyConfigured(f"export columns {key!r} are registered twice")
-    _providers[key] = provider
+    """A second, equal provider under the key is the same one; a different one fails."""
+    if _providers.get(key) != provider:
+        _providers.register(provider, key=key)
 
 
 def provider(key: str) -> ColumnProvider | None:

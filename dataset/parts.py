@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
-from work.registry import Registry
+from lib.registry import Registry
 
 if TYPE_CHECKING:
     from dataset.aggregation import AggregationSettings

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lib.registry import Registry
+
 Submitted = dict[int, tuple[int | None, bool]]
-submitted_models: list[Callable[[], Submitted]] = []
+submitted_models: Registry[Callable[[], Submitted]] = Registry(
+    "leaderboards.hooks.submitted_models"
+)
 
 
 def submitted() -> Submitted:

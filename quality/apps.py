@@ -34,5 +34,4 @@ class QualityConfig(AppConfig):
         )
         work_hooks.position.register(selectors.exam_position, key=AssignmentKind.EXAM)
         work_hooks.excluded_pairs.register(control.gold_pairs)
-        if control.standing_restart not in panel_hooks.on_resumed:
-            panel_hooks.on_resumed.append(control.standing_restart)
+        panel_hooks.on_resumed.register(control.standing_restart)

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from lib.registry import Registry
 from work.kinds import HasTaskKind
-from work.registry import Registry
 
 if TYPE_CHECKING:
     from panels.models import Panel

@@ -14,7 +14,8 @@ class SubmissionsConfig(AppConfig):
         from leaderboards import hooks as leaderboard_hooks
         from submissions import rules, selectors, services, tasks  # noqa: F401 (rules, jobs)
 
-        # Which submitted models a board may show (only published ones), and the end of the
-        # judge run scoring a submission.
-        leaderboard_hooks.submitted_models.append(selectors.submitted_models)
-        judging_hooks.run_finished.append(services.submission_finish)
+        # Which submitted models a board may show (only published ones), the end of the judge
+        # run scoring a submission, and the instructions as its version froze them.
+        leaderboard_hooks.submitted_models.register(selectors.submitted_models)
+        judging_hooks.run_finished.register(services.submission_finish)
+        judging_hooks.frozen_instructions.register(selectors.frozen_instructions)

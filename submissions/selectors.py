@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import QuerySet
 
 from leaderboards.hooks import Submitted
-from leaderboards.models import BoardVersion, Leaderboard
+from leaderboards.models import BoardVersion, Leaderboard, VersionItem
 from panels.access import allowed
 from participants.models import Participant
 from submissions.models import State, Submission
@@ -31,6 +32,31 @@ def submitted_models() -> Submitted:
     return {
         model: (version or first.get(board), state == State.PUBLISHED)
         for model, state, version, board in rows
+    }
+
+
+def frozen_instructions(rows: Sequence[tuple[int, int, int]]) -> dict[int, tuple[str, str]]:
+    """(text, reference answer) of each answer's instruction as the version its submission
+    answers froze it (judging.hooks.frozen_instructions), for the rows (answer id, model id,
+    instruction id) whose model is a submission's; the others are not named."""
+    versions = dict(
+        Submission.objects.filter(
+            model_id__in={model for _a, model, _i in rows}, version__isnull=False
+        ).values_list("model_id", "version_id")
+    )
+    if not versions:
+        return {}
+    copies = {
+        (version, instruction): (text, reference)
+        for version, instruction, text, reference in VersionItem.objects.filter(
+            version_id__in=set(versions.values()),
+            instruction_id__in={i for _a, model, i in rows if model in versions},
+        ).values_list("version_id", "instruction_id", "text", "reference_answer")
+    }
+    return {
+        answer: copies[(versions[model], instruction)]
+        for answer, model, instruction in rows
+        if model in versions and (versions[model], instruction) in copies
     }
 
 

@@ -1,4 +1,4 @@
-"""Seams where apps above work plug into it, filled in their AppConfig.ready() (work.registry).
+"""Seams where apps above work plug into it, filled in their AppConfig.ready() (lib.registry).
 
 Work sits below quality (exams, control items) and the console, yet its submit, its builder and
 its scoring page must reach them. Instead of importing them inside functions (a hidden cycle),
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from work.registry import Registry
+from lib.registry import Registry
 
 
 class SequencePosition(Protocol):

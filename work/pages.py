@@ -18,11 +18,11 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from lib.registry import Registry
 from panels.access import check_object, require
 from panels.models import Expert
 from work import entries, hooks, services
 from work.models import Assignment, AssignmentStatus, Estimate
-from work.registry import Registry
 
 
 class View(Protocol):

@@ -14,7 +14,7 @@ from django.db.models import Model
 
 from judge_worker import JudgeItem, JudgeOutput
 from judging.models import JudgeRun
-from work.registry import Registry
+from lib.registry import Registry
 
 # How judge_worker's HTTP backend marks an item whose request failed after its retries.
 REQUEST_FAILED = "request failed"

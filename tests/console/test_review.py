@@ -149,11 +149,10 @@ def test_the_page_shows_the_aggregate_and_the_judge(
             "judge__gpt__run": [7 if h else None for h in hit],
         }
 
-    monkeypatch.setitem(
-        columns._providers,
-        "judge",
-        columns.ColumnProvider(names=lambda: ["gpt"], column_names=lambda n: [], aligned=aligned),
+    judge = columns.ColumnProvider(
+        names=lambda: ["gpt"], column_names=lambda n: [], aligned=aligned
     )
+    monkeypatch.setattr(columns, "provider", lambda key: judge if key == "judge" else None)
     html = _login("sup_a").get(_url(personas, scored.answer)).content.decode()
     row = html[html.index(f'id="triple-{triple.pk}"') :]
     row = row[: row.index("</tr>")]

@@ -176,3 +176,47 @@ def test_a_judge_change_is_the_next_versions_and_named_in_its_changelog(
     page = admin.get(reverse("leaderboard_versions", args=[bench.board.slug])).content.decode()
     assert f"designated judge: {v1.judge_config} → {other}" in page
     assert "judge_config_id" not in page
+
+
+def test_a_version_s_submissions_are_judged_on_its_frozen_instructions(
+    bench: Bench, make_answer: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from judging.prompts import build_items
+    from work.models import Triple
+
+    v1 = version_current(bench.board)
+    frozen = dict(VersionItem.objects.filter(version=v1).values_list("instruction_id", "text"))
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _upload(bench, _csv(_answers(bench, "frozen-")))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    s = Submission.objects.get()
+    assert s.version == v1 and s.judge_config is not None
+    # After the cut, the first instruction's text and reference are edited.
+    _later_material(bench, make_answer)
+    edited = Instruction.objects.get(pk=bench.instructions[0].pk)
+    assert edited.text.endswith("(правка)") and edited.reference_answer == "Исправленный эталон"
+    triples = list(
+        Triple.objects.filter(answer__model=s.model, criterion__isnull=False).select_related(
+            "answer__instruction", "criterion", "rubric"
+        )
+    )
+    assert {t.answer.instruction_id for t in triples} == set(frozen)
+    prompts = {
+        t.answer.instruction_id: item.messages[-1]["content"]
+        for t, item in zip(triples, build_items(s.judge_config, triples), strict=True)
+    }
+    first = prompts[edited.pk]
+    assert frozen[edited.pk] in first and "(правка)" not in first
+    assert "Исправленный эталон" not in first
+    # The same instruction answered outside any submission is judged as it is now.
+    model, _new = LanguageModel.objects.get_or_create(name="Outside", version="1")
+    outside = Answer.objects.create(instruction=edited, model=model, text="ответ", text_hash="o1")
+    triple = Triple.objects.create(
+        answer=outside, panel=triples[0].panel, criterion=triples[0].criterion,
+        rubric=triples[0].rubric, required_overlap=1,
+    )  # fmt: skip
+    triple = Triple.objects.select_related("answer__instruction", "criterion", "rubric").get(
+        pk=triple.pk
+    )
+    now = build_items(s.judge_config, [triple])[0].messages[-1]["content"]
+    assert "(правка)" in now and "Исправленный эталон" in now

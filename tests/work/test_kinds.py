@@ -131,3 +131,14 @@ def test_no_module_outside_the_side_by_side_kind_branches_on_a_pair() -> None:
             if lines := _pair_branches(path):
                 found[rel] = lines
     assert found == {}
+
+
+def test_the_kind_of_an_item_is_chosen_by_its_kind_value() -> None:
+    rubric, pair = Assignment(pk=1), Assignment(pk=2, pair_id=7)
+    assert (rubric.task_kind, pair.task_kind) == (kinds.POINTWISE, kinds.PAIRWISE)
+    assert kinds.of(rubric).in_entry and not kinds.of(pair).in_entry
+    assert kinds.of(rubric).flag_refusal() == "" and kinds.of(pair).flag_refusal()
+    assert kinds.of(rubric).rubric_refusal(1) == "" and "2" in kinds.of(pair).rubric_refusal(2)
+    assert set(pages.pages.keys()) == {kinds.POINTWISE, kinds.PAIRWISE}
+    for item in (ExamItem(answer_id=3), ControlItem(pair_id=4)):
+        assert gold_kinds.of(item).key == item.task_kind

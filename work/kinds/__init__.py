@@ -14,7 +14,7 @@ on a value known only at run time:
   dataset.parts: its verdicts and tables in the aggregation and the export;
   judging.run_kinds: what a judge run of the kind builds and writes.
 
-Each registry is a `work.registry.Registry`, filled in the AppConfig.ready() of the app that
+Each registry is a `lib.registry.Registry`, filled in the AppConfig.ready() of the app that
 owns it, so no layer imports an upper one. docs/architecture.md ("Adding a kind") lists what a
 new kind provides.
 """
@@ -26,7 +26,7 @@ from typing import Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 
-from work.registry import Registry
+from lib.registry import Registry
 
 POINTWISE = "pointwise"
 PAIRWISE = "pairwise"

@@ -1,6 +1,7 @@
 """The one registry of the extension points: values an app registers at start-up under a key.
 
-A lower app publishes a `Registry` (the task kinds, the hooks of work.hooks); the apps above it
+A lower app publishes a `Registry` (the task kinds, the hooks of work, panels, judging and
+leaderboards, the dataset's kind parts); the apps above it
 register their values in their AppConfig.ready(), so the dependency points one way and
 import-linter checks it. A value registered without a key is keyed by its qualified name: the
 same function registered twice is one entry, and iterating yields every value (providers whose
