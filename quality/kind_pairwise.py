@@ -54,6 +54,23 @@ from work.models import (
 GOLD_COMMENT = "unanimous 3/3"
 
 
+def _item_pair_copies(
+    items: Sequence[ExamItem] | Sequence[ControlItem], purpose: str
+) -> list[AnswerPair]:
+    """Fresh copies of the items' pairs (both answers), in the items' order, for an exam or a
+    control delivery."""
+    sources = {
+        p.pk: p
+        for p in AnswerPair.objects.filter(pk__in=[i.pair_id for i in items]).select_related(
+            "answer_a", "answer_b"
+        )
+    }
+    return pairs_copy(
+        sources=[sources[i.pair_id] for i in items if i.pair_id is not None],
+        purpose=purpose,
+    )
+
+
 def gold_reference_labels(gold: Sequence[GoldItem], **owner: Any) -> list[ReferenceLabel]:
     """The reference labels of one gold pair (its unanimous labels) for an exam item
     (`item=`) or a control item (`control_item=`)."""
@@ -142,16 +159,7 @@ def attempt_pairs_create(
 ) -> None:
     """Pair items: fresh copies of the pair (both answers), one pairwise triple of overlap 1
     per referenced comparison criterion, one exam assignment with its own placement."""
-    sources = {
-        p.pk: p
-        for p in AnswerPair.objects.filter(pk__in=[i.pair_id for i in items]).select_related(
-            "answer_a", "answer_b"
-        )
-    }
-    copies = pairs_copy(
-        sources=[sources[i.pair_id] for i in items if i.pair_id is not None],
-        purpose=ReservedAnswer.Purpose.EXAM,
-    )
+    copies = _item_pair_copies(items, ReservedAnswer.Purpose.EXAM)
     criteria = [
         [
             r.comparison_criterion
@@ -332,16 +340,7 @@ def _control_pairs_deliver(
 ) -> int:
     """Frozen pair copies with pairwise triples of overlap 1 and a control assignment each,
     its placement drawn like work's: on the compare page it is any other pair."""
-    sources = {
-        p.pk: p
-        for p in AnswerPair.objects.filter(pk__in=[i.pair_id for i in items]).select_related(
-            "answer_a", "answer_b"
-        )
-    }
-    copies = pairs_copy(
-        sources=[sources[i.pair_id] for i in items if i.pair_id is not None],
-        purpose=ReservedAnswer.Purpose.CONTROL,
-    )
+    copies = _item_pair_copies(items, ReservedAnswer.Purpose.CONTROL)
     assignments = comparison_material_create(
         expert=expert,
         panel=panel,
