@@ -44,7 +44,7 @@ class ExamForm(forms.ModelForm):
         }
 
     def clean_mode(self) -> str:
-        # Forms written before practice existed send no mode: a qualifying exam, as before.
+        # A post without a mode (a script, a saved form) makes the default: a qualifying exam.
         return str(self.cleaned_data.get("mode") or ExamMode.QUALIFYING)
 
     def clean_pass_threshold(self) -> float:
