@@ -588,3 +588,22 @@ def test_an_answer_column_under_another_name_is_one_error_naming_what_was_found(
     assert [(e.column, e.code) for e in errors] == [("answer", "missing_column")]
     assert "instruction_id, text" in errors[0].message
     assert Submission.objects.count() == 0
+
+
+def test_the_private_result_says_how_many_answers_a_critical_criterion_gated(
+    bench: Bench, django_capture_on_commit_callbacks: Any
+) -> None:
+    # The demo's walk read "scored 1 answer" for a file of 12: the other 11 were gated by a
+    # critical criterion under the board's rule, and the page did not say so.
+    s = _submit(bench, django_capture_on_commit_callbacks)
+    s.result = {**s.result, "answers": 1, "gated_answers": 2}
+    s.save(update_fields=["result"])
+    url = reverse("submission", args=[s.pk])
+    english = bench.client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "2 more answers were gated by a critical criterion" in english
+    bench.client.cookies["django_language"] = "ru"
+    russian = bench.client.get(url).content.decode()
+    assert "Ещё 2 ответа отсечены критическим критерием" in russian
+    s.result = {**s.result, "gated_answers": 0}
+    s.save(update_fields=["result"])
+    assert "submission-gated" not in bench.client.get(url).content.decode()
