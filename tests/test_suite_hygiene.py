@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,38 @@ def test_two_concurrent_runs_take_different_redis_databases_and_release_them() -
     locks = redis.Redis.from_url("redis://127.0.0.1:6379/0")
     for url in (url_a, url_b):
         assert not locks.exists(f"pollux:test-redis-db:{url.rsplit('/', 1)[1]}")  # released
+
+
+def test_a_live_runs_claim_outlasts_its_expiry_and_a_killed_runs_lapses() -> None:
+    """A run killed before it could release its database (CI's machine keeps Redis between runs)
+    must not hold it for hours: the claim lives on a heartbeat, not a long expiry."""
+    drop = ("REDIS_URL", "POLLUX_TEST_RUN", "POLLUX_TEST_REDIS_FOR", "PYTEST_XDIST_WORKER")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env |= {"DJANGO_SETTINGS_MODULE": "config.settings.test", "POLLUX_TEST_REDIS_LOCK_SECONDS": "3"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CLAIM],
+            cwd=ROOT,
+            env=env,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
+    locks = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+    try:
+        live, killed = (p.stdout.readline().split()[0].rsplit("/", 1)[1] for p in procs)  # type: ignore[union-attr]
+        procs[1].kill()
+        procs[1].wait(timeout=30)
+        deadline = time.monotonic() + 8  # over twice the expiry
+        while time.monotonic() < deadline and locks.exists(f"pollux:test-redis-db:{killed}"):
+            time.sleep(0.2)
+        assert not locks.exists(f"pollux:test-redis-db:{killed}")
+        assert locks.exists(f"pollux:test-redis-db:{live}")  # refreshed past its 3 s expiry
+    finally:
+        procs[0].communicate("", timeout=30)
+    assert not locks.exists(f"pollux:test-redis-db:{live}")
 
 
 _WORKER = """

@@ -23,26 +23,60 @@ if XDIST_WORKER and not TEST_RUN_ID.endswith(f"-{XDIST_WORKER}"):
     TEST_RUN_ID = os.environ["POLLUX_TEST_RUN"] = f"{TEST_RUN_ID}-{XDIST_WORKER}"
 TEST_REDIS_SERVER = "redis://127.0.0.1:6379"
 TEST_REDIS_LOCK = "pollux:test-redis-db:{db}"
-# Longer than the longest full run (~11 min; the FULL reliability runs ~30): a run killed before it
-# could release its database frees it after this, not never.
-TEST_REDIS_LOCK_SECONDS = 3 * 60 * 60
+# A claim lives this long unless its holder refreshes it: a run killed before it could release its
+# database (SIGKILL, a lost machine) frees it within this time. A live run's heartbeat thread
+# refreshes it every third of it, however long the run.
+TEST_REDIS_LOCK_SECONDS = env.int("POLLUX_TEST_REDIS_LOCK_SECONDS", default=120)
+# Refresh while the key holds this run's token; set it again where it is gone (a Redis restarted
+# without persistence, as the fault tests do); give up where another run holds it (ours lapsed).
+_REFRESH_IF_MINE = (
+    "local v = redis.call('get', KEYS[1]) "
+    "if v == ARGV[1] then return redis.call('expire', KEYS[1], ARGV[2]) end "
+    "if not v then redis.call('set', KEYS[1], ARGV[1], 'EX', ARGV[2]) return 1 end return 0"
+)
 
 
 def claim_redis_db(server: str, token: str, dbs: range = range(1, 16)) -> int | None:
     """Take the first Redis database of `dbs` that no running test run holds: a key per database
-    in db 0, SET NX with an expiry. None when all are taken or Redis is not there."""
+    in db 0, SET NX with an expiry that a daemon thread keeps refreshing while this process lives.
+    None when all are taken or Redis is not there."""
     import redis
 
     try:
         client = redis.Redis.from_url(f"{server}/0", socket_connect_timeout=2)
         for db in dbs:
-            if client.set(
-                TEST_REDIS_LOCK.format(db=db), token, nx=True, ex=TEST_REDIS_LOCK_SECONDS
-            ):
+            key = TEST_REDIS_LOCK.format(db=db)
+            if client.set(key, token, nx=True, ex=TEST_REDIS_LOCK_SECONDS):
+                _keep_alive(client, key, token)
                 return db
     except redis.RedisError:
         return None
     return None
+
+
+_RELEASED: set[str] = set()
+
+
+def _keep_alive(client: object, key: str, token: str) -> None:
+    import threading
+    import time
+
+    import redis
+
+    refresh = client.register_script(_REFRESH_IF_MINE)  # type: ignore[attr-defined]
+
+    def beat() -> None:
+        while True:
+            time.sleep(TEST_REDIS_LOCK_SECONDS / 3)
+            if key in _RELEASED:
+                return
+            try:
+                if not refresh(keys=[key], args=[token, TEST_REDIS_LOCK_SECONDS]):
+                    return  # lapsed and retaken by another run: no longer ours to keep
+            except redis.RedisError:
+                continue  # a Redis restart mid-run (the fault tests): try again next beat
+
+    threading.Thread(target=beat, name=f"hold {key}", daemon=True).start()
 
 
 def release_redis_db(server: str, db: int, token: str) -> None:
@@ -52,6 +86,7 @@ def release_redis_db(server: str, db: int, token: str) -> None:
     try:
         client = redis.Redis.from_url(f"{server}/0", socket_connect_timeout=2)
         key = TEST_REDIS_LOCK.format(db=db)
+        _RELEASED.add(key)
         if client.get(key) == token.encode():
             client.delete(key)
     except redis.RedisError:
