@@ -77,7 +77,8 @@ class GenerationOutput:
 
     ``finish_reason``: "stop" (the model ended the answer: EOS or a stop sequence), "length" (it
     produced ``max_new_tokens`` tokens without ending) or "error" (no answer: ``error`` says why
-    and ``text`` is never invented).
+    and ``text`` is never invented). ``attempts``: the HTTP requests an endpoint backend made for
+    the item (1 + its retries; 0 when a request budget refused the first); 1 for local weights.
     """
 
     item_id: str
@@ -87,6 +88,7 @@ class GenerationOutput:
     generated_tokens: int
     seconds: float
     error: str = ""
+    attempts: int = 1
 
 
 class Generator(Protocol):

@@ -6,7 +6,13 @@ takes judge batches and generation batches alike; :func:`cached` holds one backe
 asking for another key frees the previous one (its weights) before the next is loaded, so one
 process never holds a judge model and a generator at once.
 
-The API key is read from the environment variable the spec names, never passed as a value.
+The API key of the platform's own endpoints is read from the environment variable the spec
+names (``api_key_env``). A key may also be passed as a value (``api_key``): participants'
+endpoints, whose key the platform stores encrypted and decrypts for the call; it is used instead
+of ``api_key_env``, and kept out of the spec's repr and comparisons. Such endpoints are
+untrusted: ``guarded`` sends every request through the address guard
+(:mod:`judge_worker.backends.guard`), ``allow_private`` lets it call private addresses (tests,
+a platform's own network).
 """
 
 from __future__ import annotations
@@ -42,6 +48,10 @@ class BackendSpec:
     endpoint_model: str = ""
     api_key_env: str = ""
     options: Mapping[str, Any] = field(default_factory=dict)
+    # A key passed as a value (used instead of api_key_env): never in repr, nor compared.
+    api_key: str = field(default="", repr=False, compare=False)
+    guarded: bool = False
+    allow_private: bool = False
 
 
 def resolve_model_path(model_path: str) -> str:
@@ -67,12 +77,14 @@ def build_backend(spec: BackendSpec) -> Backend:
     if spec.kind == OPENAI:
         from judge_worker.backends.openai_compat import OpenAIBackend
 
-        api_key = os.environ.get(spec.api_key_env, "") if spec.api_key_env else ""
+        api_key = spec.api_key or (os.environ.get(spec.api_key_env, "") if spec.api_key_env else "")
         options = {
             **spec.options,
             "base_url": spec.endpoint,
             "model": spec.endpoint_model,
             "api_key": api_key or None,
+            "guarded": spec.guarded,
+            "allow_private": spec.allow_private,
         }
         return OpenAIBackend(**_accepted(OpenAIBackend, options))
     raise ValueError(f"unknown backend {spec.kind!r}")
