@@ -93,6 +93,8 @@ class Generation(models.Model):
     )
     prompt_tokens = models.PositiveIntegerField(default=0)
     generated_tokens = models.PositiveIntegerField(default=0)
+    # HTTP requests the output took (first try and retries): what a request budget counts.
+    attempts = models.PositiveSmallIntegerField(default=1)
     seconds = models.FloatField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 

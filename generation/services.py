@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils.translation import gettext as _
 
+from generation import hooks
 from generation.models import (
     Backend,
     Generation,
@@ -36,6 +37,7 @@ from runs.batched import stale_after as stale_after  # the batch task's stalenes
 from runs.models import RunConfig
 from runs.services import config_latest, config_next_version, config_unchanged
 from taxonomy.models import Task
+from work.models import ReservedAnswer
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +54,7 @@ CONFIG_FIELDS = (
     "max_new_tokens",
     "seed",
     "batch_size",
+    "guarded",
 )
 MAX_NEW_TOKENS = 32_768
 # The source of the instructions a writing campaign accepted ("authoring: <campaign>").
@@ -178,7 +181,10 @@ def scope_instructions(config: GenerationConfig, scope: dict[str, Any]) -> Query
     a writing campaign, or all), within the configuration's task groups, minus those the
     configuration's model has answered already (no duplicate answers)."""
     qs = Instruction.objects.filter(task__isnull=False)
-    if "group" in scope:
+    if "instructions" in scope:
+        # A benchmark version's items (a submission's run): exactly those, whatever their task.
+        qs = Instruction.objects.filter(pk__in=scope["instructions"])
+    elif "group" in scope:
         group = Task.objects.filter(pk=scope["group"], level=0).first()
         if group is None:
             raise GenerationError(_("unknown task group"), "group")
@@ -194,14 +200,32 @@ def scope_instructions(config: GenerationConfig, scope: dict[str, Any]) -> Query
             "scope",
         )
     groups = list(config.task_groups.all())
-    if groups:
+    if groups and "instructions" not in scope:
         qs = qs.filter(_group_filter(groups))
     answered = Answer.objects.filter(model_id=config.model_id).values("instruction_id")
     return qs.exclude(pk__in=answered).order_by("pk")
 
 
+# What a submission's run adds to its scope (set by code, never by a form): its answers are
+# reserved (never expert work unless an admin sends them), a truncated output is its answer too
+# (cut at the version's fixed max_new_tokens, and reported so), its batches go one at a time
+# (runs.batched: the participant's endpoint sees one batch's concurrency), and its limits.
+RUN_LIMITS = ("reserve", "keep_truncated", "sequential", "max_requests", "max_tokens")
+
+
 def clean_scope(scope: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    if "instructions" in scope:
+        ids = scope["instructions"]
+        if not isinstance(ids, list) or not all(
+            isinstance(pk, int) and not isinstance(pk, bool) for pk in ids
+        ):
+            raise GenerationError(_("a list of instruction ids is expected"), "instructions")
+        out["instructions"] = sorted(set(ids))
+        for name in RUN_LIMITS:
+            if scope.get(name) not in (None, False):
+                out[name] = scope[name]
+        return out
     if scope.get("group") not in (None, ""):
         try:
             out["group"] = int(scope["group"])
@@ -252,13 +276,25 @@ def run_resume(*, run: GenerationRun, stale: timedelta | None = None) -> int:
 # --- batches --------------------------------------------------------------------------------
 
 
+def frozen_texts(config: RunConfig, ids: Sequence[int]) -> dict[int, str]:
+    """The instructions' texts as a benchmark version froze them for the configuration's model
+    (generation.hooks.frozen_texts); the others are not named."""
+    out: dict[int, str] = {}
+    if config.model_id is None:
+        return out
+    for source in hooks.frozen_texts:
+        out.update(source(config.model_id, ids))
+    return out
+
+
 def build_items(config: RunConfig, instructions: Sequence[Instruction]) -> list[GenerationItem]:
     items = []
+    frozen = frozen_texts(config, [i.pk for i in instructions])
     for instruction in instructions:
         messages = []
         if config.system_prompt.strip():
             messages.append({"role": "system", "content": config.system_prompt})
-        messages.append({"role": "user", "content": instruction.text})
+        messages.append({"role": "user", "content": frozen.get(instruction.pk, instruction.text)})
         items.append(
             GenerationItem(
                 item_id=str(instruction.pk),
@@ -312,7 +348,13 @@ class _Generation:
         return {}
 
     def finished(self, run_id: int) -> None:
-        pass
+        for finished_hook in hooks.run_finished:
+            # The run's end is committed; a hook's failure must not fail the last batch (a
+            # submission's page finishes it later).
+            try:
+                finished_hook(run_id)
+            except Exception:
+                logger.exception("run %s: the run_finished hook %r failed", run_id, finished_hook)
 
 
 RUNS: BatchedRuns[GenerationRun, GenerationBatch, Generator, GenerationItem, GenerationOutput] = (
@@ -334,6 +376,18 @@ def _outcome(out: GenerationOutput) -> str:
     if out.finish_reason == "length":
         return Generation.Outcome.TRUNCATED
     return Generation.Outcome.FAILED
+
+
+def _is_answer(outcome: str, out: GenerationOutput, scope: dict[str, Any]) -> bool:
+    """Only a complete output becomes an answer of the material; a submission's run keeps a
+    truncated one too (the version's fixed token limit cut the model's answer)."""
+    if outcome == Generation.Outcome.OK:
+        return True
+    return (
+        outcome == Generation.Outcome.TRUNCATED
+        and bool(scope.get("keep_truncated"))
+        and bool(out.text.strip())
+    )
 
 
 def _write(run: GenerationRun, todo: list[int], outputs: list[GenerationOutput]) -> str:
@@ -362,10 +416,11 @@ def _write(run: GenerationRun, todo: list[int], outputs: list[GenerationOutput])
                 error=out.error or ("empty answer" if outcome == Generation.Outcome.FAILED else ""),
                 prompt_tokens=out.prompt_tokens,
                 generated_tokens=out.generated_tokens,
+                attempts=min(getattr(out, "attempts", 1), 32_767),
                 seconds=out.seconds,
             )
         )
-        if outcome == Generation.Outcome.OK:
+        if _is_answer(outcome, out, run.scope or {}):
             answers.append(
                 Answer(
                     instruction_id=pk,
@@ -390,6 +445,17 @@ def _write(run: GenerationRun, todo: list[int], outputs: list[GenerationOutput])
     # keeps one answer, and the unique (run, instruction) keeps the first output. The answers go
     # first, so each output is written with its answer in one insert.
     Answer.objects.bulk_create(answers, ignore_conflicts=True)
+    if (run.scope or {}).get("reserve") and answers:
+        # In the same transaction as the answers: no assignment build sees them unreserved.
+        ReservedAnswer.objects.bulk_create(
+            [
+                ReservedAnswer(answer_id=pk, purpose=ReservedAnswer.Purpose.SUBMISSION)
+                for pk in Answer.objects.filter(
+                    model_id=config.model_id, instruction_id__in=[a.instruction_id for a in answers]
+                ).values_list("pk", flat=True)
+            ],
+            ignore_conflicts=True,
+        )
     stored = {
         (instruction_id, text_hash): pk
         for pk, instruction_id, text_hash in Answer.objects.filter(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from generation import services
-from generation.backends import cached_generator
+from generation.backends import generator_for
 from generation.models import GenerationRun
 from jobs.models import JobKind
 from jobs.services import JobContext, job_task
@@ -15,7 +15,7 @@ MAX_RETRIES = 5
 
 
 def _generator(run: GenerationRun) -> Any:
-    return cached_generator(run.config)
+    return generator_for(run)
 
 
 @job_task(

@@ -2,13 +2,17 @@
 and kept loaded by judge_worker.backends.factory: one loaded model per worker process, for
 judging and generation alike (asking for another configuration's frees the previous one).
 
-The API key is read from the environment variable the configuration names: no secret is ever
-stored in the database.
+An admin's configuration names the environment variable holding its API key: that secret is
+never stored in the database. A guarded configuration (a participant's endpoint) carries its key
+encrypted (runs.secrets), read here by the worker only; its calls go through the address guard
+with the endpoint limits of the settings.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from django.conf import settings
 
 from judge_worker.backends.factory import Backend, BackendSpec, cached
 from judge_worker.backends.factory import build_backend as build_from_spec
@@ -25,6 +29,23 @@ def backend_spec(config: RunConfig, kind: str | None = None) -> BackendSpec:
     }
     options.setdefault("max_new_tokens", config.max_new_tokens)
     options.setdefault("batch_size", config.batch_size)
+    if config.guarded:
+        from runs.secrets import key_read
+
+        options.update(
+            timeout_s=settings.SUBMISSION_ENDPOINT_TIMEOUT_S,
+            max_retries=settings.SUBMISSION_ENDPOINT_MAX_RETRIES,
+            concurrency=settings.SUBMISSION_ENDPOINT_CONCURRENCY,
+        )
+        return BackendSpec(
+            kind=kind or config.backend,
+            endpoint=config.endpoint,
+            endpoint_model=config.endpoint_model,
+            api_key=key_read(config),
+            guarded=True,
+            allow_private=settings.SUBMISSION_ENDPOINT_ALLOW_PRIVATE,
+            options=options,
+        )
     return BackendSpec(
         kind=kind or config.backend,
         model_path=config.model_path,
@@ -42,6 +63,7 @@ def build_backend(config: RunConfig, kind: str | None = None) -> Backend:
 def cached_backend(config: RunConfig, kind: str | None = None) -> Backend:
     """The backend of this configuration version, loaded once per worker process and the only
     one loaded there; a backend asked for instead of the configured one (`kind`, a judge run's
-    override) is another entry."""
+    override) is another entry. A guarded configuration's is never cached (its key would stay
+    in memory): generation.backends builds it per batch."""
     spec = backend_spec(config, kind)
     return cached((config.purpose, config.pk, spec.kind), spec)

@@ -147,14 +147,26 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
         return Job.objects.filter(kind=self.work.job_kind, run_batch__run_id=run_id)
 
     def send_on_commit(self, run_id: int) -> None:
-        """Send the run's batches that are not done once the current transaction commits."""
+        """Send the run's batches that are not done once the current transaction commits (a
+        sequential run's first queued one only, unless one of its batches is being worked on:
+        that one's end sends the next)."""
 
         def send() -> None:
             pending = self.batch_jobs(run_id).exclude(status=JobStatus.DONE)
+            if self.sequential(run_id):
+                if pending.filter(status=JobStatus.RUNNING).exists():
+                    return
+                pending = pending.filter(status=JobStatus.QUEUED).order_by("run_batch__number")[:1]
             for job_id in pending.values_list("pk", flat=True):
                 job_send(job_id, self.work.job_kind)
 
         transaction.on_commit(send)
+
+    def sequential(self, run_id: int) -> bool:
+        """A run whose scope says "sequential" works one batch at a time (a participant's
+        endpoint: its concurrency is one batch's)."""
+        scope = Run.objects.values_list("scope", flat=True).filter(pk=run_id).first() or {}
+        return bool(scope.get("sequential"))
 
     # --- cancel and resume ------------------------------------------------------------------
 
@@ -240,6 +252,8 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
         run_id = RunBatch.objects.values_list("run_id", flat=True).filter(job_id=job.pk).first()
         if run_id is not None:
             self.finish_if_complete(run_id)
+            if self.sequential(run_id) and Run.objects.filter(pk=run_id, status=RUNNING).exists():
+                self.send_on_commit(run_id)
 
     def batch_execute(self, *, batch_id: int, backend_factory: Callable[[RunT], BackendT]) -> str:
         """Run one batch's job here, through the job skeleton (inline runs, tests); returns

@@ -134,6 +134,10 @@ class RunConfig(PurposeModel):
         blank=True,
         help_text=_("Name of the environment variable holding the API key (never the key)."),
     )
+    # An endpoint a participant gave (a closed benchmark version's submission): every call goes
+    # through the address guard (judge_worker.backends.guard), its key is an EndpointKey, and
+    # its backend is built afresh for each batch, never kept loaded with the key in memory.
+    guarded = models.BooleanField(default=False)
     batch_size = models.PositiveIntegerField(default=32)
     # A judge's: its decoding (max_new_tokens mirrored below on save).
     max_new_tokens = models.PositiveIntegerField(default=DEFAULT_MAX_NEW_TOKENS)
@@ -216,6 +220,24 @@ class RunConfig(PurposeModel):
             "seed": self.seed,
             "system_prompt": bool(self.system_prompt),
         }
+
+
+class EndpointKey(models.Model):
+    """The API key of a guarded configuration's endpoint, encrypted (runs.secrets): read only
+    by the worker that calls the endpoint, never shown, deleted when the run ends."""
+
+    config = models.OneToOneField(
+        RunConfig, on_delete=models.CASCADE, primary_key=True, related_name="endpoint_key"
+    )
+    token = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("endpoint key")
+        verbose_name_plural = _("endpoint keys")
+
+    def __str__(self) -> str:
+        return f"key of {self.config_id}"  # never the key
 
 
 class RunStatus(models.TextChoices):

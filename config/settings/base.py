@@ -164,6 +164,22 @@ IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=200 * 1024 * 1024)
 IMPORT_MAX_TEXT_CHARS = env.int("IMPORT_MAX_TEXT_CHARS", default=200_000)
 # A participant's submission file (answers to a benchmark's public inputs).
 SUBMISSION_MAX_BYTES = env.int("SUBMISSION_MAX_BYTES", default=50 * 1024 * 1024)
+# A closed benchmark version's submissions: the participant's OpenAI-compatible endpoint, called
+# by the worker. Private, loopback and link-local addresses are refused unless this allows them
+# (the embedded demo and the tests do: their endpoint is a local test server).
+SUBMISSION_ENDPOINT_ALLOW_PRIVATE = env.bool("SUBMISSION_ENDPOINT_ALLOW_PRIVATE", default=False)
+SUBMISSION_ENDPOINT_TIMEOUT_S = env.float("SUBMISSION_ENDPOINT_TIMEOUT_S", default=120.0)
+SUBMISSION_ENDPOINT_MAX_RETRIES = env.int("SUBMISSION_ENDPOINT_MAX_RETRIES", default=2)
+# Concurrent requests to one participant's endpoint (his batches go one at a time, and one
+# endpoint submission of his is generated at a time).
+SUBMISSION_ENDPOINT_CONCURRENCY = env.int("SUBMISSION_ENDPOINT_CONCURRENCY", default=4)
+SUBMISSION_ENDPOINT_BATCH = env.int("SUBMISSION_ENDPOINT_BATCH", default=16)
+# The request budget: this many HTTP requests per item (first tries and retries together).
+SUBMISSION_ENDPOINT_REQUESTS_PER_ITEM = env.int("SUBMISSION_ENDPOINT_REQUESTS_PER_ITEM", default=3)
+# The cost cap: prompt and generated tokens the endpoint reports, per submission.
+SUBMISSION_ENDPOINT_MAX_TOKENS = env.int("SUBMISSION_ENDPOINT_MAX_TOKENS", default=5_000_000)
+# Seals the stored endpoint keys (runs.secrets); SECRET_KEY when empty.
+ENDPOINT_KEY_SECRET = env("ENDPOINT_KEY_SECRET", default="")
 # The demo board's judge: the local test server ./scripts/demo starts (demo/judge_server.py).
 DEMO_JUDGE_URL = env("DEMO_JUDGE_URL", default="http://127.0.0.1:8765/v1")
 # Files the demo seed writes for the user (the participant's example answers file).

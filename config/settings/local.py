@@ -10,4 +10,6 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=True)
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="memory://")
 CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default="cache+memory://")
 POLLUX_DEMO = True
+# The demo's closed version is entered with the local test server as the endpoint.
+SUBMISSION_ENDPOINT_ALLOW_PRIVATE = env.bool("SUBMISSION_ENDPOINT_ALLOW_PRIVATE", default=True)
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
