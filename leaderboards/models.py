@@ -103,8 +103,8 @@ class BoardVersion(models.Model):
     fixed_settings = models.JSONField(default=dict, blank=True)
     # The task types the items were chosen by (empty: every POLLUX task), for the changelog.
     task_groups = models.JSONField(default=list, blank=True)
-    # A closed version's inputs are never downloadable (issue #30's closed test, not built yet:
-    # nothing reads the flag so far).
+    # A closed test: its inputs are never downloadable (but by admins); participants give their
+    # model's endpoint and the platform generates the answers (submissions.endpoints).
     closed = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

@@ -36,7 +36,14 @@ from taxonomy.services import CriteriaIndex
 # The item fields a changelog compares (and names when one changed).
 ITEM_FIELDS = ("text", "reference_answer", "task_type", "task_path", "complexity", "style")
 # The rules a changelog compares, as stored on a version.
-RULE_FIELDS = ("judge_config_id", "gate_rule", "min_estimates", "fixed_settings", "task_groups")
+RULE_FIELDS = (
+    "judge_config_id",
+    "gate_rule",
+    "min_estimates",
+    "fixed_settings",
+    "task_groups",
+    "closed",
+)
 
 
 # How a changelog names each rule on the page (the stored changelog keeps the field names).
@@ -46,6 +53,7 @@ RULE_LABELS = {
     "min_estimates": gettext_lazy("minimum of estimates per triple"),
     "fixed_settings": gettext_lazy("fixed inference settings"),
     "task_groups": gettext_lazy("Task types (none: all)"),
+    "closed": gettext_lazy("closed test"),
 }
 
 
@@ -115,9 +123,11 @@ def draft_items(instructions: Iterable[Instruction]) -> list[VersionItem]:
     return items
 
 
-def board_rules(board: Leaderboard) -> dict[str, Any]:
-    """The rules a version cut now would freeze: the board's settings."""
+def board_rules(board: Leaderboard, *, closed: bool = False) -> dict[str, Any]:
+    """The rules a version cut now would freeze: the board's settings, and whether the version
+    is a closed test (its inputs never downloadable; participants give an endpoint)."""
     return {
+        "closed": closed,
         "judge_config_id": board.judge_config_id,
         "gate_rule": board.gate_rule,
         "min_estimates": AggregationSettings().min_estimates,
@@ -126,9 +136,9 @@ def board_rules(board: Leaderboard) -> dict[str, Any]:
     }
 
 
-def draft_of(board: Leaderboard) -> Draft:
+def draft_of(board: Leaderboard, *, closed: bool = False) -> Draft:
     instructions = board_instructions(board).select_related("task", "style")
-    return Draft(draft_items(instructions), board_rules(board))
+    return Draft(draft_items(instructions), board_rules(board, closed=closed))
 
 
 def _item_key(item: VersionItem) -> tuple[Any, ...]:
@@ -171,13 +181,16 @@ def version_latest(board: Leaderboard) -> BoardVersion | None:
 
 
 @transaction.atomic
-def version_cut(board: Leaderboard, *, actor: Any, note: str = "") -> BoardVersion:
-    """Freeze the board's items and rules as its next version, with the computed changelog and
-    the admin's note. Raises NothingToCut when nothing changed since the latest version."""
+def version_cut(
+    board: Leaderboard, *, actor: Any, note: str = "", closed: bool = False
+) -> BoardVersion:
+    """Freeze the board's items and rules as its next version (a closed test when `closed`),
+    with the computed changelog and the admin's note. Raises NothingToCut when nothing changed
+    since the latest version."""
     # Two admins cutting at once: the second waits here and then finds nothing new.
     locked = Leaderboard.objects.select_for_update().get(pk=board.pk)
     previous = version_latest(locked)
-    draft = draft_of(locked)
+    draft = draft_of(locked, closed=closed)
     changelog = changelog_of(previous, draft)
     if previous is not None and changelog_empty(changelog):
         raise NothingToCut(
@@ -280,7 +293,7 @@ def rules_shown(rules: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     groups = {g.pk: g.name for g in TaskGroup.objects.all()} if rules else {}
 
     def value(setting: str, raw: Any) -> str:
-        if raw in (None, "", [], {}):
+        if raw in (None, "", [], {}) and setting != "closed":
             return "—"
         if setting == "judge_config_id":
             return judges.get(raw, str(raw))
@@ -288,6 +301,8 @@ def rules_shown(rules: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
             return str(GateRule(raw).label) if raw in GateRule.values else str(raw)
         if setting == "task_groups":
             return ", ".join(groups.get(pk, str(pk)) for pk in raw)
+        if setting == "closed":
+            return str(_("yes") if raw else _("no"))
         return str(raw)
 
     return [

@@ -26,6 +26,14 @@ class CutForm(forms.Form):
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
     )
+    closed = forms.BooleanField(
+        label=gettext_lazy("Closed test"),
+        required=False,
+        help_text=gettext_lazy(
+            "Its inputs are never downloadable: participants give their model's endpoint and "
+            "the platform generates the answers itself."
+        ),
+    )
 
 
 def _page(
@@ -41,22 +49,26 @@ def _page(
         version.rules_shown = versions.rules_shown(  # type: ignore[attr-defined]
             version.changelog.get("rules", [])
         )
+        # A closed test's inputs are the admins' only.
+        version.inputs_allowed = allowed(  # type: ignore[attr-defined]
+            request.user, "submissions.download_version_inputs", version
+        )
     context = {
         "board": board,
         "manage": manage,
         "versions": listed,
-        # Participants reach the inputs from the upload page; the link is for those who may.
-        "inputs": allowed(request.user, "submissions.download_inputs", board),
     }
     if manage:
         latest = versions.version_latest(board)
-        log = versions.changelog_of(latest, versions.draft_of(board))
+        # The preview keeps the latest version's closedness (the form's default).
+        closed = bool(latest and latest.closed)
+        log = versions.changelog_of(latest, versions.draft_of(board, closed=closed))
         context.update(
             draft_log=log,
             draft_rules=versions.rules_shown(log["rules"]),
             draft_empty=latest is not None and versions.changelog_empty(log),
             next_number=(latest.number + 1) if latest else 1,
-            cut_form=form or CutForm(),
+            cut_form=form or CutForm(initial={"closed": closed}),
         )
     return render(request, "leaderboards/versions.html", context, status=status)
 
@@ -78,7 +90,12 @@ def version_cut(request: HttpRequest, slug: str) -> HttpResponse:
     if not form.is_valid():
         return _page(request, board, form, status=400)
     try:
-        version = versions.version_cut(board, actor=request.user, note=form.cleaned_data["note"])
+        version = versions.version_cut(
+            board,
+            actor=request.user,
+            note=form.cleaned_data["note"],
+            closed=form.cleaned_data["closed"],
+        )
     except versions.NothingToCut as exc:
         return HttpResponse(str(exc), status=409, content_type="text/plain; charset=utf-8")
     services.snapshot_queue(board, request.user, version=version)

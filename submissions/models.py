@@ -3,7 +3,10 @@ scored automatically by the benchmark's designated judge against references nobo
 sees, private until the participant asks to publish and an admin approves.
 
 State machine (services.py is its one home): uploaded → scoring → scored → publication
-requested → published / rejected; scoring can end failed (an admin scores it again).
+requested → published / rejected; scoring can end failed (an admin scores it again). A closed
+test's submission gives the model's endpoint instead of a file (endpoints.py): it starts at
+generating (the platform answers the version's inputs through the endpoint), then goes on as
+an upload would, or ends failed saying which items got no answer and why.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from generation.models import GenerationRun
 from judging.models import JudgeConfig, JudgeRun
 from leaderboards.models import BoardVersion, Leaderboard
 from material.models import LanguageModel
@@ -19,6 +23,7 @@ from participants.models import Participant
 
 
 class State(models.TextChoices):
+    GENERATING = "generating", _("generating answers")
     UPLOADED = "uploaded", _("uploaded")
     SCORING = "scoring", _("scoring")
     SCORED = "scored", _("scored")
@@ -58,6 +63,13 @@ class Submission(models.Model):
     inference_settings = models.JSONField(_("inference settings"), default=dict)
     gpus = models.CharField(_("GPUs used"), max_length=200)
     logs = models.TextField(_("generation logs (a link or the text)"))
+    # A closed test's: the endpoint the answers were generated through (its key is kept
+    # encrypted on the generation configuration until the run ends: runs.secrets), and the run.
+    endpoint = models.URLField(_("endpoint"), max_length=500, blank=True)
+    endpoint_model = models.CharField(_("model name at the endpoint"), max_length=200, blank=True)
+    generation_run = models.ForeignKey(
+        GenerationRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     # The file.
     file_name = models.CharField(max_length=255)
     file_bytes = models.PositiveBigIntegerField(default=0)

@@ -38,10 +38,31 @@ def takes_submissions(user: Any, board: Any) -> bool:
     )
 
 
+@rules.predicate
+def version_open(user: Any, version: Any) -> bool:
+    """A version that is not a closed test (a closed test's inputs are never downloadable)."""
+    return version is not None and not version.closed
+
+
+@rules.predicate
+def version_takes_submissions(user: Any, version: Any) -> bool:
+    return version is not None and takes_submissions.test(user, version.leaderboard)
+
+
 rules.add_perm("submissions.view_submission", is_admin | (is_participant & owns))
 rules.add_perm("submissions.request_publication", is_participant & owns)
 rules.add_perm("submissions.submit_to", is_participant & takes_submissions)
 rules.add_perm("submissions.download_inputs", is_admin | (is_participant & takes_submissions))
+# On a version: a closed test's inputs are the admins' only.
+rules.add_perm(
+    "submissions.download_version_inputs",
+    is_admin | (is_participant & version_takes_submissions & version_open),
+)
+# A file answers an open version; an endpoint, any version.
+rules.add_perm(
+    "submissions.submit_file_to", is_participant & version_takes_submissions & version_open
+)
+rules.add_perm("submissions.cancel_generation", is_admin | (is_participant & owns))
 rules.add_perm("submissions.view_submissions", is_admin | is_participant)
 rules.add_perm("submissions.manage_submissions", is_admin)
 rules.add_perm("participants.manage_participants", is_admin)

@@ -75,9 +75,20 @@ def submissions_for(user: Any) -> QuerySet[Submission]:
 
 
 def open_boards(user: Any) -> list[Leaderboard]:
-    """The boards the user may submit to."""
-    return [
+    """The boards the user may submit to, each with `closed`: whether its current version is a
+    closed test (an endpoint, not a file; no inputs to download)."""
+    boards = [
         b
         for b in Leaderboard.objects.filter(accepts_submissions=True, judge_config__isnull=False)
         if allowed(user, "submissions.submit_to", b)
     ]
+    latest: dict[int, bool] = {}
+    for board_id, closed in (
+        BoardVersion.objects.filter(leaderboard__in=boards)
+        .order_by("leaderboard_id", "number")
+        .values_list("leaderboard_id", "closed")
+    ):
+        latest[board_id] = closed
+    for board in boards:
+        board.closed = latest.get(board.pk, False)  # type: ignore[attr-defined]
+    return boards

@@ -390,6 +390,19 @@ def submission_upload(
     version = version or version_current(board)
     assert version.leaderboard_id == board.pk
     _check_limits(participant, board, version)
+    if version.closed:
+        raise SubmissionRefused(
+            [
+                RowError(
+                    None,
+                    "file",
+                    "closed_version",
+                    _("Version %(n)s is a closed test: give your model's endpoint, not a file.")
+                    % {"n": version.number},
+                )
+            ],
+            status=409,
+        )
     answers = read_answers(path, version, max_bytes=settings.SUBMISSION_MAX_BYTES)
     fingerprint = content_fingerprint(answers)
     _check_duplicate(participant, version, fingerprint)
@@ -512,7 +525,9 @@ def submission_finish(run_id: int) -> None:
             return
         run = submission.judge_run
         if run.status == RunStatus.DONE:
-            submission.result = result_of(submission)
+            # A closed test's generation report stays beside the score.
+            generated = {k: v for k, v in (submission.result or {}).items() if k == "generation"}
+            submission.result = {**result_of(submission), **generated}
             submission.message = ""
             _move(submission, State.SCORED)
         elif run.status in (RunStatus.FAILED, RunStatus.CANCELLED):
@@ -620,6 +635,11 @@ def scoring_retry(submission: Submission, *, actor: Any) -> None:
         locked = _locked(submission)
         if locked.state != State.FAILED:
             raise StateError(_("Only a submission whose scoring failed is scored again."))
+        if locked.endpoint and not locked.answers:
+            # Its generation failed and its key is deleted: only the participant can retry.
+            raise StateError(
+                _("Its endpoint gave no complete answers: the participant submits again.")
+            )
         locked.message = ""
         run = locked.judge_run
         if run is not None and not run.cancelled:

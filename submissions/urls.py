@@ -16,6 +16,7 @@ urlpatterns = [
     path("submissions/<int:pk>/request/", views.submission_request, name="submission_request"),
     path("submissions/<int:pk>/decide/", views.submission_decide, name="submission_decide"),
     path("submissions/<int:pk>/rescore/", views.submission_rescore, name="submission_rescore"),
+    path("submissions/<int:pk>/cancel/", views.submission_cancel, name="submission_cancel"),
     path("submissions/<int:pk>/send/", views.submission_send, name="submission_send"),
     path("participants/register/", views.participant_register, name="participant_register"),
     path("participants/", views.participant_list, name="participants"),

@@ -34,8 +34,9 @@ def _migrate(targets: list[tuple[str, str]] | None = None) -> Any:
     executor.migrate(targets or leaves)
     if not targets:
         return None
-    # The other apps stay at their latest (none of them depends on the moved models' state).
-    moved = {app for app, _ in targets} | {"runs"}
+    # The other apps stay at their latest, but for those whose latest state builds on the moved
+    # models (runs; submissions: a closed test's generation run), which migrate back with them.
+    moved = {app for app, _ in targets} | {"runs", "submissions"}
     others = [node for node in leaves if node[0] not in moved]
     return executor.loader.project_state([*targets, *others]).apps
 

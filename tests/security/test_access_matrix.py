@@ -1339,6 +1339,13 @@ ACCESS: dict[str, Row] = {
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
         POST=e(LOGIN, 403, 403, 403, 403, 409, 403, 403, 403, 403),
     ),
+    # Cancelling an endpoint submission's generation: its participant or an admin; A's and B's
+    # are not being generated (409 for those who may act).
+    "submission_cancel": Row(
+        SUBMISSION,
+        GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
+        POST=e(LOGIN, 403, 403, 403, 403, 409, 403, 403, 403, 403),
+    ),
     "submission_send": Row(
         SUBMISSION,
         GET=e(LOGIN, 405, 405, 405, 405, 405, 405, 405, 405, 405),
@@ -2068,6 +2075,7 @@ PARTICIPANT: dict[str, dict[str, Cell]] = {
     "submission_inputs": {"GET": 200, "POST": 405},
     "submission": {"GET": (200, 404), "POST": 405},
     "submission_request": {"GET": 405, "POST": (REDIRECT, 404)},
+    "submission_cancel": {"GET": 405, "POST": (409, 404)},
     "participant_register": {"GET": REDIRECT, "POST": REDIRECT},
 }
 REFUSED = {403, 404, 405}
