@@ -32,7 +32,7 @@ from judging.models import JudgeRun
 from judging.services import config_save, run_create, run_execute_inline
 from leaderboards.models import BoardVersion, Leaderboard, Visibility
 from leaderboards.services import snapshot_store
-from leaderboards.versions import version_current
+from leaderboards.versions import version_current, version_cut
 from material.models import Answer
 from protocol.pairwise import Label, unplace
 from submissions.models import State, Submission
@@ -51,6 +51,11 @@ from work.models import Assignment, AssignmentKind, AssignmentStatus, TripleKind
 from work.services import ScoreInput, assignment_submit
 
 DEMO_BOARD = "pollux-demo"
+# The demo's closed test: the same instructions, judge and settings, its version 1 closed (its
+# inputs never downloadable); the participant enters with the demo's test server as his
+# endpoint (DEMO_JUDGE_URL: it answers a generation prompt with a demo answer). A board of its
+# own, so the open board's file walk and published rows stay as the README tells them.
+DEMO_CLOSED_BOARD = "pollux-demo-closed"
 DEMO_SERVER_JUDGE = "demo-judge-server"
 # The chance a verdict is the scale's best, per demo model (by name): a visible ranking.
 QUALITY = {m.name: q for m, q in zip(DEMO_MODELS, (0.55, 0.7, 0.4, 0.85), strict=True)}
@@ -198,12 +203,13 @@ def demo_leaderboard_ensure() -> str:
             board.fixed_settings = {"temperature": 0, "max_new_tokens": 1024}
             board.submissions_per_day = 20
         board.save()
+    closed = _closed_board_ensure(board)
     if board.judge_config is not None and board.judge_config.name == DEMO_SERVER_JUDGE:
         # The demo server's judge at its new address is the same judge: a version frozen with
         # it follows the address (a real judge change is a new version, cut by an admin).
-        BoardVersion.objects.filter(leaderboard=board, judge_config__name=DEMO_SERVER_JUDGE).update(
-            judge_config=board.judge_config
-        )
+        BoardVersion.objects.filter(
+            leaderboard__in=[board, closed], judge_config__name=DEMO_SERVER_JUDGE
+        ).update(judge_config=board.judge_config)
     # Version 1: the demo's instructions as the seed wrote them; an instruction accepted later
     # (the README's writing walk-through) is not in it until an admin cuts version 2.
     version_current(board)
@@ -212,12 +218,47 @@ def demo_leaderboard_ensure() -> str:
     published = _demo_submission_ensure(board)
     # Recomputed on every seed (a demo judge run may have finished since): a small snapshot.
     snapshot_store(board)
+    snapshot_store(closed)
     return (
         f"/leaderboards/{board.slug}/ ({board.get_visibility_display()}), "
         f"{submitted} past demo assignments submitted, {labelled} past pairs labelled; "
         f"judge rows of the demo test server: "
         f"{judged}; {published}; participants submit to it (an example answers file: {example})"
+        f"; its closed test /leaderboards/{closed.slug}/ takes the endpoint "
+        f"{settings.DEMO_JUDGE_URL}"
     )
+
+
+def _closed_board_ensure(board: Leaderboard) -> Leaderboard:
+    """The demo's closed test: the open board's judge, settings and task types, its version 1
+    closed."""
+    closed, created = Leaderboard.objects.get_or_create(
+        slug=DEMO_CLOSED_BOARD,
+        defaults={
+            "title": "POLLUX demo · closed test",
+            "description": (
+                "Закрытый тест демо: входные данные не выдаются; участник указывает эндпоинт "
+                "своей модели, ответы генерирует платформа."
+            ),
+            "visibility": Visibility.PUBLIC,
+            "accepts_submissions": True,
+            "fixed_settings": dict(board.fixed_settings or {}),
+            "submissions_per_day": board.submissions_per_day,
+        },
+    )
+    if created or closed.judge_config is None or closed.judge_config.name == DEMO_SERVER_JUDGE:
+        closed.judge_config = board.judge_config
+        closed.save(update_fields=["judge_config"])
+    if created:
+        closed.task_groups.set(board.task_groups.all())
+    if not closed.versions.exists():
+        version_cut(
+            closed,
+            actor=None,
+            closed=True,
+            note="Закрытый тест: входные данные не публикуются и не попадут в обучение моделей.",
+        )
+    return closed
 
 
 class _ServerBackend:

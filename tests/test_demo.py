@@ -32,6 +32,7 @@ User = get_user_model()
 def demo_settings(settings: Any) -> Any:
     """What config.settings.local switches on; the test settings have neither flag."""
     settings.POLLUX_DEMO = True
+    settings.SUBMISSION_ENDPOINT_ALLOW_PRIVATE = True
     return settings
 
 
@@ -319,9 +320,35 @@ def test_the_demo_participant_submits_the_example_and_reads_his_private_score(
         html = board.content.decode()
         assert "Demo participant LM" not in html
         assert "Orfograf-LM" in html and all(m.name in html for m in DEMO_MODELS)
+        # The closed test (issue #30 item 8): its inputs are not his to download; he enters
+        # with the demo's test server as his endpoint and reads his private score.
+        from demo.demo_leaderboard import DEMO_CLOSED_BOARD
+
+        listing = client.get(reverse("submissions")).content.decode()
+        assert DEMO_CLOSED_BOARD in listing
+        inputs = reverse("submission_inputs", args=[DEMO_CLOSED_BOARD, "jsonl"])
+        assert client.get(inputs).status_code == 403
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(
+                reverse("submission_new", args=[DEMO_CLOSED_BOARD]),
+                {
+                    "model_name": "Demo endpoint LM",
+                    "model_version": "0.1",
+                    "parameters": "1B",
+                    "endpoint": demo_settings.DEMO_JUDGE_URL,
+                    "endpoint_model": "demo",
+                    "api_key": "",
+                },
+            )
+        assert response.status_code == 302, response.content.decode()[:2000]
+        closed = Submission.objects.get(model_name="Demo endpoint LM")
+        assert closed.state == State.SCORED, closed.message
+        assert closed.version is not None and closed.version.closed
+        assert closed.result["generation"]["answered"] == closed.version.items.count() == before
+        assert "submission-score" in client.get(response["Location"]).content.decode()
         # A second seed adds nothing of this.
         seed()
-        assert Submission.objects.count() == 2
+        assert Submission.objects.count() == 3
     finally:
         server.shutdown()
         server.server_close()
