@@ -224,7 +224,7 @@ def endpoint_submit(
             actor=actor if getattr(actor, "is_authenticated", False) else None,
             old="",
             new=State.GENERATING,
-            note=_("endpoint at %(host)s") % {"host": urlsplit(endpoint.url).hostname or ""},
+            note=urlsplit(endpoint.url).hostname or "",
         )
     return submission
 
@@ -289,7 +289,7 @@ def generation_finished(run_id: int) -> None:
             submission.content_sha256 = content_fingerprint(answers)
             submission.message = ""
             submission.save(update_fields=["answers", "content_sha256"])
-            _move(submission, State.UPLOADED, note=f"generated {len(answers)} answers")
+            _move(submission, State.UPLOADED)
             enqueue(JobKind.SUBMISSION, {"submission": submission.pk})
             return
         if run.cancelled:

@@ -34,7 +34,7 @@ from demo.demo_data import (
     DEMO_PRACTICE_TITLE,
     DEMO_SUPERVISOR,
 )
-from demo.demo_leaderboard import DEMO_BOARD
+from demo.demo_leaderboard import DEMO_BOARD, DEMO_CLOSED_BOARD
 from demo.demo_markup import DEMO_PARTICIPANT
 from demo.demo_material import DEMO_MODELS
 from demo.demo_pairs import DEMO_PAIRS_PANEL
@@ -523,6 +523,29 @@ def test_submissions_walk(judge_server: None, demo: Any, walk_of: Any) -> None:
     page.click("#request-publication")
     page.wait_for_load_state("networkidle")
     walk.check("requested")
+
+    # The closed test (issue #30): no inputs to download; he gives the demo's test server as
+    # his model's endpoint and reads his private score, never the inputs or the answers.
+    walk.visit(f"/submissions/new/{DEMO_CLOSED_BOARD}/", "closed", "ru")
+    walk.visit(f"/submissions/new/{DEMO_CLOSED_BOARD}/", "closed", "en")
+    assert not page.locator("a[href*='/submissions/inputs/']").count()
+    page.fill("input[name=model_name]", "Demo endpoint LM")
+    page.fill("input[name=model_version]", "0.1")
+    page.fill("input[name=parameters]", "1B")
+    page.fill("input[name=endpoint]", demo.DEMO_JUDGE_URL)
+    page.fill("input[name=endpoint_model]", "demo")
+    page.fill("input[name=api_key]", "sk-demo-walk-KEY")
+    page.click("#submission-form button")
+    page.wait_for_url("**/submissions/*/")
+    closed = Submission.objects.get(model_name="Demo endpoint LM")
+    wait_until(
+        lambda: Submission.objects.get(pk=closed.pk).state == State.SCORED, 30, "the closed score"
+    )
+    for lang in LANGS:
+        walk.visit(f"/submissions/{closed.pk}/", "closed-score", lang)
+        assert page.locator("#submission-score").is_visible()
+        assert page.locator("#generation-report").is_visible()
+        assert "sk-demo-walk-KEY" not in page.content()
 
     # admin approves the publication (the decision form as pre-filled).
     walk.as_(DEMO_ADMIN.username)

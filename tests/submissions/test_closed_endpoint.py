@@ -25,11 +25,12 @@ from django.urls import reverse
 from leaderboards.models import BoardVersion
 from leaderboards.versions import version_current, version_cut
 from material.models import Answer, Instruction
+from participants.models import Participant
 from runs.models import EndpointKey, RunConfig
 from submissions import endpoints
 from submissions.models import State, Submission
 from submissions.services import Metadata, SubmissionRefused
-from tests.conftest import Personas
+from tests.conftest import Personas, make_user
 from tests.submissions.test_submissions import Bench, _answers, _csv
 
 pytestmark = pytest.mark.django_db(transaction=False)
@@ -151,6 +152,33 @@ def test_a_closed_versions_inputs_are_the_admins_only_and_take_no_file(
                 meta=Metadata("M", "1", "7B", "x", "y"),
             )  # fmt: skip
     assert refused_file.value.status == 409 and "closed test" in str(refused_file.value)
+
+
+def test_closed_inputs_by_persona(bench: Bench, personas: Personas) -> None:
+    """The closed version's inputs, both formats, for every kind of user: the admins only; the
+    open version's for the participant and the admins (the board is internal)."""
+    _closed(bench)
+    revoked_user = make_user("revoked")
+    Participant.objects.create(user=revoked_user, organisation="Gone", approved=False)
+    cases = {
+        "anonymous": (None, 302, 302),
+        "expert": (personas.expert_a.user, 403, 403),
+        "supervisor": (personas.supervisor_a, 403, 403),
+        "revoked participant": (revoked_user, 403, 403),
+        "participant": (bench.participant.user, 200, 403),
+        "admin": (personas.admin, 200, 200),
+    }
+    for who, (user, open_status, closed_status) in cases.items():
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        for fmt in ("jsonl", "xlsx"):
+            url = reverse("submission_inputs", args=[bench.board.slug, fmt])
+            got = (
+                client.get(url + "?version=1").status_code,
+                client.get(url + "?version=2").status_code,
+            )
+            assert got == (open_status, closed_status), (who, fmt, got)
 
 
 def test_an_endpoint_is_asked_the_frozen_texts_scored_and_its_key_forgotten(
