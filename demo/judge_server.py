@@ -72,12 +72,27 @@ def demo_answer(prompt: str, seed: object = None) -> str:
     return " ".join([_ANSWER_HEAD.format(tag=digest.hex()[:8]), *picked])
 
 
+# The criterion's name as the POLLUX prompt renders it. A critical criterion is the one asked as
+# a question ("Есть ли критичное нарушение формата …?"): its top level is the violation.
+_CRITERION = re.compile(r"### Критерий оценки:\s*\n\s*(.+)")
+
+
+def _asks_for_a_violation(prompt: str) -> bool:
+    found = _CRITERION.search(prompt)
+    return bool(found and found.group(1).strip().endswith("?"))
+
+
 def verdict(prompt: str) -> str:
     """The verdict for a prompt: one of its scale's levels, by a hash of the prompt."""
     levels = sorted({float(x) for x in _LEVEL.findall(prompt)}) or [0.0, 1.0]
     digest = int.from_bytes(hashlib.sha256(prompt.encode()).digest()[:4], "big")
-    # Leaning to the best end, as answers mostly are: the top level twice as likely.
-    pool = [*levels, levels[-1]]
+    # Leaning to the best end, as answers mostly are: the top level twice as likely; for a
+    # critical criterion the best end is "no violation", and a violation rare (one in six), so
+    # the demo's boards are not emptied by their gate rule.
+    if _asks_for_a_violation(prompt):
+        pool = [*([levels[0]] * 5), levels[-1]]
+    else:
+        pool = [*levels, levels[-1]]
     value = pool[digest % len(pool)]
     shown = int(value) if value.is_integer() else value
     return f"[FEEDBACK] Демо-сервер: вердикт не модели, а по хешу запроса. [RESULT] {shown} [END]"

@@ -375,3 +375,18 @@ def test_demo_server_still_judges_judge_prompts(demo_url: str) -> None:
     markup = "\n".join(m["content"] for m in markup_messages("Текст.", [("G1", "Орфография")]))
     assert is_judge_prompt(pairwise) and is_judge_prompt(markup)
     assert not is_judge_prompt("Напишите короткое эссе о весне.")
+
+
+def test_the_demo_server_rarely_finds_a_critical_violation() -> None:
+    """The demo server's verdicts lean to the best end: for an ordinary criterion its top level,
+    for a critical one (asked as a question, its top level the violation) "no violation", so
+    the gate rule does not empty the demo's boards."""
+    scale = "\n\n### Шкала оценивания по критерию:\n0: нет\n1: да\n"
+    critical = "### Критерий оценки:\nЕсть ли критичное нарушение формата?" + scale
+    ordinary = "### Критерий оценки:\nГрамотность" + scale
+    picks = {
+        name: [verdict(f"{prompt}\n{i}").split("[RESULT] ")[1][0] for i in range(600)]
+        for name, prompt in (("critical", critical), ("ordinary", ordinary))
+    }
+    assert picks["critical"].count("1") < 600 / 4  # about one in six
+    assert picks["ordinary"].count("1") > 600 / 2  # about two in three
