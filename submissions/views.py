@@ -6,6 +6,7 @@ the rules."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -211,54 +212,77 @@ def _version(request: HttpRequest, board: Leaderboard) -> BoardVersion | HttpRes
 @login_required
 @require_http_methods(["GET", "POST"])
 def submission_new(request: HttpRequest, slug: str) -> HttpResponse:
+    """The upload page of an open version, the endpoint page of a closed test."""
     board = _board_to_submit(request, slug)
     version = _version(request, board)
     if isinstance(version, HttpResponse):
         return version
     participant = selectors.participant_of(request.user)
     assert participant is not None  # submissions.submit_to holds only for approved participants
-    if version.closed:
-        return _endpoint_new(request, board, version, participant)
-    form = UploadForm(request.POST or None, request.FILES or None)
-    errors: list[Any] = []
-    status = 200
-    if request.method == "POST":
-        if not form.is_valid():
-            status = 400
-        else:
-            upload = form.cleaned_data["file"]
-            with upload_spooled(upload) as path:
-                try:
-                    submission = services.submission_upload(
-                        participant=participant,
-                        board=board,
-                        path=path,
-                        file_name=upload.name or "",
-                        meta=form.metadata(),
-                        actor=request.user,
-                        version=version,
-                    )
-                except services.SubmissionRefused as refused:
-                    errors, status = refused.errors, refused.status
-                else:
-                    messages.success(request, _("Submission stored; scoring has started."))
-                    return redirect("submission", pk=submission.pk)
-    context = {
+    context: dict[str, Any] = {
         "board": board,
         "version": version,
         "current": versions.version_latest(board),
-        "form": form,
-        "errors": errors,
         "today": services.uploads_today(participant, board),
-        "max_bytes": settings.SUBMISSION_MAX_BYTES,
     }
-    return render(request, "submissions/new.html", context, status=status)
+    if version.closed:
+        endpoint_form = EndpointForm(request.POST or None)
+
+        def store_endpoint() -> Submission:
+            return endpoints.endpoint_submit(
+                participant=participant,
+                board=board,
+                version=version,
+                endpoint=endpoint_form.endpoint_given(),
+                meta=endpoint_form.metadata(),
+                actor=request.user,
+            )
+
+        context["fixed"] = endpoints.generation_settings(version)
+        return _submit_page(
+            request,
+            endpoint_form,
+            store_endpoint,
+            _("Submission stored; your endpoint is being asked."),
+            "submissions/new_endpoint.html",
+            context,
+        )
+    upload_form = UploadForm(request.POST or None, request.FILES or None)
+
+    def store_file() -> Submission:
+        upload = upload_form.cleaned_data["file"]
+        with upload_spooled(upload) as path:
+            return services.submission_upload(
+                participant=participant,
+                board=board,
+                path=path,
+                file_name=upload.name or "",
+                meta=upload_form.metadata(),
+                actor=request.user,
+                version=version,
+            )
+
+    context["max_bytes"] = settings.SUBMISSION_MAX_BYTES
+    return _submit_page(
+        request,
+        upload_form,
+        store_file,
+        _("Submission stored; scoring has started."),
+        "submissions/new.html",
+        context,
+    )
 
 
-def _endpoint_new(
-    request: HttpRequest, board: Leaderboard, version: BoardVersion, participant: Participant
+def _submit_page(
+    request: HttpRequest,
+    form: forms.Form,
+    store: Callable[[], Submission],
+    stored: str,
+    template: str,
+    context: dict[str, Any],
 ) -> HttpResponse:
-    form = EndpointForm(request.POST or None)
+    """A submission form's page: on a valid POST the submission stored (to its page) or the
+    service's refusal listed (nothing stored); an invalid form names its fields (400)."""
     errors: list[Any] = []
     status = 200
     if request.method == "POST":
@@ -266,29 +290,13 @@ def _endpoint_new(
             status = 400
         else:
             try:
-                submission = endpoints.endpoint_submit(
-                    participant=participant,
-                    board=board,
-                    version=version,
-                    endpoint=form.endpoint_given(),
-                    meta=form.metadata(),
-                    actor=request.user,
-                )
+                submission = store()
             except services.SubmissionRefused as refused:
                 errors, status = refused.errors, refused.status
             else:
-                messages.success(request, _("Submission stored; your endpoint is being asked."))
+                messages.success(request, stored)
                 return redirect("submission", pk=submission.pk)
-    context = {
-        "board": board,
-        "version": version,
-        "current": versions.version_latest(board),
-        "form": form,
-        "errors": errors,
-        "today": services.uploads_today(participant, board),
-        "fixed": endpoints.generation_settings(version),
-    }
-    return render(request, "submissions/new_endpoint.html", context, status=status)
+    return render(request, template, {**context, "form": form, "errors": errors}, status=status)
 
 
 def _submission(request: HttpRequest, pk: int) -> Submission:
