@@ -18,6 +18,7 @@ from judge_worker.backends.factory import Backend, BackendSpec, cached
 from judge_worker.backends.factory import build_backend as build_from_spec
 from judge_worker.backends.factory import clear_cache as clear_cache
 from runs.models import RunConfig
+from runs.secrets import key_read
 
 
 def backend_spec(config: RunConfig, kind: str | None = None) -> BackendSpec:
@@ -30,8 +31,6 @@ def backend_spec(config: RunConfig, kind: str | None = None) -> BackendSpec:
     options.setdefault("max_new_tokens", config.max_new_tokens)
     options.setdefault("batch_size", config.batch_size)
     if config.guarded:
-        from runs.secrets import key_read
-
         options.update(
             timeout_s=settings.SUBMISSION_ENDPOINT_TIMEOUT_S,
             max_retries=settings.SUBMISSION_ENDPOINT_MAX_RETRIES,
