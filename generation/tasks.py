@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery import shared_task
+
 from generation import services
 from generation.backends import generator_for
 from generation.models import GenerationRun
@@ -29,3 +31,10 @@ def _generator(run: GenerationRun) -> Any:
 def generate_batch(ctx: JobContext) -> None:
     """Answer one batch of a run (its job's params name the run and the batch's number)."""
     services.batch_generate(ctx, generator_factory=_generator)
+
+
+# Not "generation.*": the beat's check goes to the default queue, not to the GPU workers'.
+@shared_task(name="runs.resend_stalled_generation")
+def resend_stalled_generation() -> list[int]:
+    """Beat: restart the chain of a sequential generation run (a closed test's) that broke."""
+    return services.RUNS.resend_stalled()

@@ -162,6 +162,25 @@ class BatchedRuns(Generic[RunT, BatchT, BackendT, ItemT, OutputT]):
 
         transaction.on_commit(send)
 
+    def resend_stalled(self) -> list[int]:
+        """Sequential runs whose chain broke (a worker died after its batch ended and before it
+        sent the next): the first queued batch of each, sent again, unless one of its batches is
+        being worked on (the stale-job sweeper sees to that one). The beat asks every few
+        minutes; a batch sent twice is done once (the job's claim). Returns the jobs sent."""
+        sent: list[int] = []
+        running = self.work.run_model._default_manager.filter(
+            status=RUNNING, cancelled=False, scope__sequential=True
+        )
+        for run_id in running.values_list("pk", flat=True):
+            jobs = self.batch_jobs(run_id)
+            if jobs.filter(status=JobStatus.RUNNING).exists():
+                continue
+            first = jobs.filter(status=JobStatus.QUEUED).order_by("run_batch__number").first()
+            if first is not None:
+                job_send(first.pk, self.work.job_kind)
+                sent.append(first.pk)
+        return sent
+
     def sequential(self, run_id: int) -> bool:
         """A run whose scope says "sequential" works one batch at a time (a participant's
         endpoint: its concurrency is one batch's)."""

@@ -251,6 +251,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "jobs.requeue_stale",
         "schedule": 300.0,
     },
+    "resend-stalled-generation": {
+        "task": "runs.resend_stalled_generation",
+        "schedule": 300.0,
+    },
     "refresh-panel-stats": {
         "task": "console.tasks.refresh_all_panel_stats",
         "schedule": 300.0,

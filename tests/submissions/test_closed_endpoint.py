@@ -287,3 +287,30 @@ def test_one_endpoint_at_a_time_and_a_cancel_forgets_the_key(
     assert s.state == State.FAILED and "cancelled" in s.message
     assert s.generation_run is not None and s.generation_run.cancelled
     assert not EndpointKey.objects.exists()
+
+
+def test_a_broken_chain_of_batches_is_sent_again_by_the_beat(
+    bench: Bench, django_capture_on_commit_callbacks: Any, allow_loopback: Any
+) -> None:
+    """A sequential run whose next batch was never sent (its worker died between the end of one
+    batch and the sending of the next) is restarted by the beat's check, one batch at a time."""
+    from generation.tasks import resend_stalled_generation
+
+    allow_loopback.SUBMISSION_ENDPOINT_BATCH = 1
+    version = _closed(bench)
+    with model_server() as server:
+        given = endpoints.Endpoint(server["url"], "pat-7b", KEY)
+        s = endpoints.endpoint_submit(
+            participant=bench.participant, board=bench.board, version=version, endpoint=given,
+            meta=Metadata("PatLM", "2.0", "7B", "", ""), actor=None, queue=False,
+        )  # fmt: skip
+        run = s.generation_run
+        assert run is not None and run.batches.count() == 3 and server["requests"] == 0
+        with django_capture_on_commit_callbacks(execute=True):
+            sent = resend_stalled_generation()
+        assert len(sent) == 1  # the first queued batch; the chain sends the others
+        assert server["requests"] == 3
+    s.refresh_from_db()
+    assert s.state == State.SCORED, (s.state, s.message)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert resend_stalled_generation() == []  # nothing left to send
