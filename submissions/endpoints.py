@@ -187,8 +187,7 @@ def endpoint_submit(
                 created_by=actor if getattr(actor, "is_authenticated", False) else None,
                 **fixed,
             )
-        except GenerationError as exc:
-            transaction.set_rollback(True)
+        except GenerationError as exc:  # nothing stays: the exception rolls the block back
             raise _refused(
                 exc.field,
                 "fixed_settings",
@@ -211,9 +210,7 @@ def endpoint_submit(
                 "max_requests": len(ids) * settings.SUBMISSION_ENDPOINT_REQUESTS_PER_ITEM,
                 "max_tokens": settings.SUBMISSION_ENDPOINT_MAX_TOKENS,
             },
-            created_by=submission.model_id and actor
-            if getattr(actor, "is_authenticated", False)
-            else None,
+            created_by=actor if getattr(actor, "is_authenticated", False) else None,
             enqueue=queue,
         )
         submission.model = model

@@ -201,6 +201,7 @@ def test_an_endpoint_is_asked_the_frozen_texts_scored_and_its_key_forgotten(
     g = s.result["generation"]
     assert (g["items"], g["answered"], g["failed"], g["truncated"]) == (3, 3, 0, 0)
     assert g["requests"] == 3 and s.result["mean"] is not None
+    assert s.generation_run is not None and s.generation_run.created_by == bench.participant.user
     # The answers are the submission's, reserved (never expert work unless an admin sends them).
     answers = Answer.objects.filter(model=s.model)
     assert answers.count() == 3 and all(hasattr(a, "reserved") for a in answers)
