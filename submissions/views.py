@@ -32,19 +32,26 @@ from submissions import endpoints, selectors, services
 from submissions.models import State, Submission
 
 
-class UploadForm(forms.Form):
-    file = forms.FileField(
-        label=gettext_lazy("Answers file (CSV, JSONL, XLSX or Parquet)"),
-        help_text=gettext_lazy(
-            "Columns <code>instruction_id</code> and <code>answer</code>: one row per instruction."
-        ),
-    )
+class ModelMetadataForm(forms.Form):
+    """What every submission says of its model."""
+
     model_name = forms.CharField(label=gettext_lazy("Model name"), max_length=150)
     model_version = forms.CharField(label=gettext_lazy("Model version"), max_length=60)
     parameters = forms.CharField(
         label=gettext_lazy("Parameters"),
         max_length=100,
         help_text=gettext_lazy("The model's size, e.g. 7B."),
+    )
+
+
+class UploadForm(ModelMetadataForm):
+    field_order = ["file", "model_name", "model_version", "parameters"]
+
+    file = forms.FileField(
+        label=gettext_lazy("Answers file (CSV, JSONL, XLSX or Parquet)"),
+        help_text=gettext_lazy(
+            "Columns <code>instruction_id</code> and <code>answer</code>: one row per instruction."
+        ),
     )
     inference_settings = forms.CharField(
         label=gettext_lazy("Inference settings (JSON)"),
@@ -92,16 +99,9 @@ class UploadForm(forms.Form):
         )
 
 
-class EndpointForm(forms.Form):
+class EndpointForm(ModelMetadataForm):
     """A closed test's submission: the model's endpoint instead of a file."""
 
-    model_name = forms.CharField(label=gettext_lazy("Model name"), max_length=150)
-    model_version = forms.CharField(label=gettext_lazy("Model version"), max_length=60)
-    parameters = forms.CharField(
-        label=gettext_lazy("Parameters"),
-        max_length=100,
-        help_text=gettext_lazy("The model's size, e.g. 7B."),
-    )
     endpoint = forms.CharField(
         label=gettext_lazy("Endpoint (base URL of an OpenAI-compatible API)"),
         max_length=500,
