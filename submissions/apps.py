@@ -22,5 +22,5 @@ class SubmissionsConfig(AppConfig):
         judging_hooks.frozen_instructions.register(selectors.frozen_instructions)
         # A closed test's answers: generated from the version's frozen texts; scored (or the
         # submission failed) when the generation run ends.
-        generation_hooks.frozen_texts.register(endpoints.frozen_texts)
+        generation_hooks.frozen_texts.register(selectors.frozen_texts)
         generation_hooks.run_finished.register(endpoints.generation_finished)

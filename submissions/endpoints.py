@@ -36,7 +36,7 @@ from jobs.models import JobKind
 from jobs.services import enqueue
 from judge_worker.backends.guard import AddressRefused, check_url
 from judge_worker.backends.openai_compat import KEY_CHARS
-from leaderboards.models import BoardVersion, Leaderboard, VersionItem
+from leaderboards.models import BoardVersion, Leaderboard
 from material.import_common import RowError
 from material.models import Answer
 from participants.models import Participant
@@ -320,20 +320,3 @@ def endpoint_refresh(submission: Submission) -> Submission:
             generation_finished(submission.generation_run_id)
             submission.refresh_from_db()
     return submission
-
-
-def frozen_texts(model_id: int, ids: Any) -> dict[int, str]:
-    """The texts a submission's version froze, for its model's generation
-    (generation.hooks.frozen_texts)."""
-    version_id = (
-        Submission.objects.filter(model_id=model_id, version__isnull=False)
-        .values_list("version_id", flat=True)
-        .first()
-    )
-    if version_id is None:
-        return {}
-    return dict(
-        VersionItem.objects.filter(version_id=version_id, instruction_id__in=list(ids)).values_list(
-            "instruction_id", "text"
-        )
-    )

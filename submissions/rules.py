@@ -58,10 +58,6 @@ rules.add_perm(
     "submissions.download_version_inputs",
     is_admin | (is_participant & version_takes_submissions & version_open),
 )
-# A file answers an open version; an endpoint, any version.
-rules.add_perm(
-    "submissions.submit_file_to", is_participant & version_takes_submissions & version_open
-)
 rules.add_perm("submissions.cancel_generation", is_admin | (is_participant & owns))
 rules.add_perm("submissions.view_submissions", is_admin | is_participant)
 rules.add_perm("submissions.manage_submissions", is_admin)

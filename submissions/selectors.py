@@ -92,3 +92,20 @@ def open_boards(user: Any) -> list[Leaderboard]:
     for board in boards:
         board.closed = latest.get(board.pk, False)  # type: ignore[attr-defined]
     return boards
+
+
+def frozen_texts(model_id: int, ids: Sequence[int]) -> dict[int, str]:
+    """The texts a submission's version froze, for its model's generation
+    (generation.hooks.frozen_texts)."""
+    version_id = (
+        Submission.objects.filter(model_id=model_id, version__isnull=False)
+        .values_list("version_id", flat=True)
+        .first()
+    )
+    if version_id is None:
+        return {}
+    return dict(
+        VersionItem.objects.filter(version_id=version_id, instruction_id__in=list(ids)).values_list(
+            "instruction_id", "text"
+        )
+    )
